@@ -1,0 +1,282 @@
+// GStreamer for Swift: the headers, plus small static-inline wrappers for what Swift cannot call
+// directly (macros, casts between GObject types, variadic functions). No logic lives here.
+#ifndef FACERELAY_CGSTREAMER_SHIM_H
+#define FACERELAY_CGSTREAMER_SHIM_H
+
+#include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/video/video.h>
+
+static inline gboolean fr_gst_init(char **error_message) {
+    GError *error = NULL;
+    gboolean ok = gst_init_check(NULL, NULL, &error);
+    if (!ok && error != NULL) {
+        *error_message = g_strdup(error->message);
+        g_error_free(error);
+    }
+    return ok;
+}
+
+/// Parses a gst-launch description. On failure returns NULL and a message the caller frees with g_free.
+static inline GstElement *fr_parse_launch(const char *description, char **error_message) {
+    GError *error = NULL;
+    GstElement *element = gst_parse_launch_full(description, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &error);
+    if (error != NULL) {
+        *error_message = g_strdup(error->message);
+        g_error_free(error);
+        if (element != NULL) gst_object_unref(element);
+        return NULL;
+    }
+    return element;
+}
+
+/// Parses a description into a bin whose unlinked pads are ghosted (a branch to attach at run time).
+static inline GstElement *fr_parse_bin(const char *description, char **error_message) {
+    GError *error = NULL;
+    GstElement *bin = gst_parse_bin_from_description_full(description, TRUE, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &error);
+    if (error != NULL) {
+        *error_message = g_strdup(error->message);
+        g_error_free(error);
+        if (bin != NULL) gst_object_unref(bin);
+        return NULL;
+    }
+    return bin;
+}
+
+static inline GstElement *fr_bin_get(GstElement *bin, const char *name) {
+    return gst_bin_get_by_name(GST_BIN(bin), name);
+}
+
+static inline gboolean fr_bin_add(GstElement *bin, GstElement *element) {
+    return gst_bin_add(GST_BIN(bin), element);
+}
+
+static inline void fr_unref(gpointer object) { if (object != NULL) gst_object_unref(object); }
+
+static inline void fr_set_bool(GstElement *element, const char *name, gboolean value) {
+    g_object_set(element, name, value, NULL);
+}
+static inline void fr_set_uint(GstElement *element, const char *name, guint value) {
+    g_object_set(element, name, value, NULL);
+}
+static inline void fr_set_uint64(GstElement *element, const char *name, guint64 value) {
+    g_object_set(element, name, value, NULL);
+}
+
+static inline gboolean fr_element_has_property(GstElement *element, const char *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(element), name) != NULL;
+}
+
+static inline const char *fr_element_factory_name(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory != NULL ? GST_OBJECT_NAME(factory) : "";
+}
+
+static inline const char *fr_object_name(gpointer object) {
+    return object != NULL ? GST_OBJECT_NAME(object) : "";
+}
+
+// MARK: signals
+
+typedef void (*fr_pad_added_callback)(GstElement *element, GstPad *pad, gpointer user_data);
+typedef void (*fr_no_more_pads_callback)(GstElement *element, gpointer user_data);
+typedef void (*fr_element_added_callback)(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer user_data);
+
+static inline void fr_connect_pad_added(GstElement *element, fr_pad_added_callback callback, gpointer user_data) {
+    g_signal_connect(element, "pad-added", G_CALLBACK(callback), user_data);
+}
+static inline void fr_connect_no_more_pads(GstElement *element, fr_no_more_pads_callback callback, gpointer user_data) {
+    g_signal_connect(element, "no-more-pads", G_CALLBACK(callback), user_data);
+}
+static inline void fr_connect_deep_element_added(GstElement *bin, fr_element_added_callback callback, gpointer user_data) {
+    g_signal_connect(bin, "deep-element-added", G_CALLBACK(callback), user_data);
+}
+
+// MARK: pads and caps
+
+/// The media type of a pad's current caps ("video/x-raw", "audio/mpeg"...), or "" when not negotiated.
+static inline const char *fr_pad_media_type(GstPad *pad) {
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    if (caps == NULL) caps = gst_pad_query_caps(pad, NULL);
+    const char *name = "";
+    if (caps != NULL && gst_caps_get_size(caps) > 0) {
+        name = g_intern_string(gst_structure_get_name(gst_caps_get_structure(caps, 0)));
+    }
+    if (caps != NULL) gst_caps_unref(caps);
+    return name;
+}
+
+/// Caps of a pad as a string the caller frees with g_free.
+static inline char *fr_pad_caps_string(GstPad *pad) {
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    if (caps == NULL) caps = gst_pad_query_caps(pad, NULL);
+    char *text = caps != NULL ? gst_caps_to_string(caps) : g_strdup("");
+    if (caps != NULL) gst_caps_unref(caps);
+    return text;
+}
+
+static inline gboolean fr_link_pad_to_element(GstPad *pad, GstElement *element) {
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink == NULL) return FALSE;
+    gboolean ok = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
+    gst_object_unref(sink);
+    return ok;
+}
+
+/// Counts buffers that reach an element's sink pad (including ones it later drops).
+static GstPadProbeReturn fr_count_buffer_probe(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
+    (void)pad; (void)info;
+    g_atomic_int_inc((gint *)counter);
+    return GST_PAD_PROBE_OK;
+}
+static inline void fr_count_buffers_into(GstElement *element, gint *counter) {
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink == NULL) return;
+    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, fr_count_buffer_probe, counter, NULL);
+    gst_object_unref(sink);
+}
+static inline gint fr_atomic_get(gint *counter) { return g_atomic_int_get(counter); }
+
+// MARK: samples and buffers
+
+static inline GstBuffer *fr_sample_buffer(GstSample *sample) { return gst_sample_get_buffer(sample); }
+static inline GstCaps *fr_sample_caps(GstSample *sample) { return gst_sample_get_caps(sample); }
+static inline void fr_sample_unref(GstSample *sample) { gst_sample_unref(sample); }
+
+/// The running time of a sample's buffer (its PTS on the pipeline's timeline), or GST_CLOCK_TIME_NONE.
+static inline GstClockTime fr_sample_running_time(GstSample *sample) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    GstSegment *segment = gst_sample_get_segment(sample);
+    if (buffer == NULL || !GST_BUFFER_PTS_IS_VALID(buffer)) return GST_CLOCK_TIME_NONE;
+    if (segment == NULL || segment->format != GST_FORMAT_TIME) return GST_BUFFER_PTS(buffer);
+    return gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+}
+
+static inline GstClockTime fr_buffer_duration(GstBuffer *buffer) { return GST_BUFFER_DURATION(buffer); }
+
+/// Takes a reference to a sample's buffer that may be retimed: copies only the buffer's metadata
+/// when someone else still holds it, never its memory.
+static inline GstBuffer *fr_sample_take_buffer(GstSample *sample) {
+    GstBuffer *buffer = gst_buffer_ref(gst_sample_get_buffer(sample));
+    return gst_buffer_make_writable(buffer);
+}
+
+static inline void fr_buffer_set_timing(GstBuffer *buffer, GstClockTime pts, GstClockTime duration) {
+    GST_BUFFER_PTS(buffer) = pts;
+    GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION(buffer) = duration;
+}
+
+static inline void fr_buffer_unref(GstBuffer *buffer) { gst_buffer_unref(buffer); }
+static inline gboolean fr_caps_is_fixed(GstCaps *caps) { return caps != NULL && gst_caps_is_fixed(caps); }
+static inline char *fr_caps_string(GstCaps *caps) { return gst_caps_to_string(caps); }
+
+// MARK: video frames
+
+static inline guint8 *fr_video_frame_plane(GstVideoFrame *frame, guint plane) {
+    return (guint8 *)GST_VIDEO_FRAME_PLANE_DATA(frame, plane);
+}
+static inline gint fr_video_frame_stride(GstVideoFrame *frame, guint plane) {
+    return GST_VIDEO_FRAME_PLANE_STRIDE(frame, plane);
+}
+static inline gint fr_video_frame_width(GstVideoFrame *frame) { return GST_VIDEO_FRAME_WIDTH(frame); }
+static inline gint fr_video_frame_height(GstVideoFrame *frame) { return GST_VIDEO_FRAME_HEIGHT(frame); }
+static inline gint fr_video_info_width(const GstVideoInfo *info) { return GST_VIDEO_INFO_WIDTH(info); }
+static inline gint fr_video_info_height(const GstVideoInfo *info) { return GST_VIDEO_INFO_HEIGHT(info); }
+static inline gint fr_video_info_fps_n(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_N(info); }
+static inline gint fr_video_info_fps_d(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_D(info); }
+static inline gsize fr_video_info_size(const GstVideoInfo *info) { return GST_VIDEO_INFO_SIZE(info); }
+static inline GstVideoFormat fr_video_info_format(const GstVideoInfo *info) { return GST_VIDEO_INFO_FORMAT(info); }
+
+// MARK: buffer pool
+
+static inline GstBufferPool *fr_video_pool_new(GstCaps *caps, guint size, guint min_buffers, guint max_buffers) {
+    GstBufferPool *pool = gst_video_buffer_pool_new();
+    GstStructure *config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, size, min_buffers, max_buffers);
+    if (!gst_buffer_pool_set_config(pool, config) || !gst_buffer_pool_set_active(pool, TRUE)) {
+        gst_object_unref(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+static inline GstBuffer *fr_pool_acquire(GstBufferPool *pool) {
+    GstBuffer *buffer = NULL;
+    if (gst_buffer_pool_acquire_buffer(pool, &buffer, NULL) != GST_FLOW_OK) return NULL;
+    return buffer;
+}
+
+static inline void fr_pool_release(GstBufferPool *pool) {
+    gst_buffer_pool_set_active(pool, FALSE);
+    gst_object_unref(pool);
+}
+
+// MARK: appsink and appsrc
+
+static inline GstSample *fr_appsink_pull(GstElement *sink, GstClockTime timeout) {
+    return gst_app_sink_try_pull_sample(GST_APP_SINK(sink), timeout);
+}
+static inline gboolean fr_appsink_is_eos(GstElement *sink) { return gst_app_sink_is_eos(GST_APP_SINK(sink)); }
+
+static inline void fr_appsrc_set_caps(GstElement *src, GstCaps *caps) { gst_app_src_set_caps(GST_APP_SRC(src), caps); }
+/// Pushes a buffer, taking ownership of it.
+static inline GstFlowReturn fr_appsrc_push(GstElement *src, GstBuffer *buffer) {
+    return gst_app_src_push_buffer(GST_APP_SRC(src), buffer);
+}
+static inline GstFlowReturn fr_appsrc_end_of_stream(GstElement *src) {
+    return gst_app_src_end_of_stream(GST_APP_SRC(src));
+}
+
+// MARK: bus
+
+static inline GstMessage *fr_bus_pop(GstElement *pipeline, GstClockTime timeout) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GstMessage *message = gst_bus_timed_pop_filtered(bus, timeout,
+        (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT));
+    gst_object_unref(bus);
+    return message;
+}
+static inline GstMessageType fr_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
+static inline const char *fr_message_source_name(GstMessage *message) {
+    return GST_MESSAGE_SRC(message) != NULL ? GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) : "";
+}
+static inline void fr_message_unref(GstMessage *message) { gst_message_unref(message); }
+
+/// The text of an error or warning message and its debug detail; both freed by the caller with g_free.
+static inline void fr_message_parse(GstMessage *message, char **text, char **debug, gint *domain_code, GQuark *domain) {
+    GError *error = NULL;
+    if (GST_MESSAGE_TYPE(message) == GST_MESSAGE_ERROR) gst_message_parse_error(message, &error, debug);
+    else gst_message_parse_warning(message, &error, debug);
+    *text = g_strdup(error != NULL ? error->message : "unknown error");
+    *domain_code = error != NULL ? error->code : 0;
+    *domain = error != NULL ? error->domain : 0;
+    if (error != NULL) g_error_free(error);
+}
+
+/// For "missing-plugin" element messages: a description of what is missing ("H.265 decoder"), else NULL.
+static inline char *fr_message_missing_plugin(GstMessage *message) {
+    const GstStructure *structure = gst_message_get_structure(message);
+    if (structure == NULL || !gst_structure_has_name(structure, "missing-plugin")) return NULL;
+    const GValue *detail = gst_structure_get_value(structure, "detail");
+    const gchar *kind = gst_structure_get_string(structure, "type");
+    char *caps_text = NULL;
+    if (detail != NULL && G_VALUE_HOLDS(detail, GST_TYPE_CAPS)) caps_text = gst_caps_to_string(gst_value_get_caps(detail));
+    char *text = g_strdup_printf("%s for %s", kind != NULL ? kind : "element", caps_text != NULL ? caps_text : "unknown media");
+    g_free(caps_text);
+    return text;
+}
+
+static inline gboolean fr_is_stream_error(GQuark domain) { return domain == GST_STREAM_ERROR; }
+static inline gboolean fr_is_resource_error(GQuark domain) { return domain == GST_RESOURCE_ERROR; }
+
+static inline GstStateChangeReturn fr_set_state(GstElement *element, GstState state) {
+    return gst_element_set_state(element, state);
+}
+static inline gboolean fr_sync_state_with_parent(GstElement *element) {
+    return gst_element_sync_state_with_parent(element);
+}
+static inline gboolean fr_send_eos(GstElement *element) { return gst_element_send_event(element, gst_event_new_eos()); }
+
+#endif

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Where a stream comes from.
+public enum InputEndpoint: Equatable, Sendable, CustomStringConvertible {
+    /// Pulled from an RTMP server: rtmp://host[:port]/app/key.
+    case rtmp(url: String)
+    /// We listen and the broadcaster pushes to us: srt://:PORT (or ?mode=listener).
+    case srtListener(uri: String)
+    /// We call a remote SRT listener: srt://host:port.
+    case srtCaller(uri: String)
+    /// A local media file, typefound by GStreamer.
+    case file(path: String)
+
+    public var isLive: Bool {
+        if case .file = self { return false }
+        return true
+    }
+
+    public var description: String {
+        switch self {
+        case .rtmp(let url): return url
+        case .srtListener(let uri), .srtCaller(let uri): return uri
+        case .file(let path): return path
+        }
+    }
+
+    public init(parsing text: String) throws(EndpointError) {
+        if text.hasPrefix("rtmp://") {
+            self = .rtmp(url: try Self.validRTMP(text, role: "input"))
+        } else if text.hasPrefix("srt://") {
+            let srt = try SRTAddress(text, role: "input")
+            self = srt.isListener ? .srtListener(uri: srt.uri) : .srtCaller(uri: srt.uri)
+        } else if text.contains("://") {
+            throw EndpointError(text, role: "input", reason: "unsupported scheme", hint: Self.inputHint)
+        } else {
+            guard FileManager.default.fileExists(atPath: text) else {
+                throw EndpointError(text, role: "input", reason: "no such file", hint: Self.inputHint)
+            }
+            self = .file(path: text)
+        }
+    }
+
+    static let inputHint = "use rtmp://host:port/app/key, srt://:PORT (listen), srt://host:port (call) or a media file path"
+
+    static func validRTMP(_ text: String, role: String) throws(EndpointError) -> String {
+        let hint = "an RTMP address looks like rtmp://host:port/app/streamkey"
+        guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty else {
+            throw EndpointError(text, role: role, reason: "no host", hint: hint)
+        }
+        let parts = url.path.split(separator: "/")
+        guard parts.count >= 2 else {
+            throw EndpointError(text, role: role, reason: "missing application or stream key", hint: hint)
+        }
+        return text
+    }
+}
+
+/// Where the processed stream goes, and the container it is wrapped in.
+public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
+    case rtmp(url: String)
+    case srt(uri: String)
+    case file(path: String, container: Container)
+
+    public enum Container: String, Sendable, CaseIterable {
+        case flv, mp4, mkv, ts
+    }
+
+    /// Network outputs are rebuilt when the far end goes away; a file output is not.
+    public var isNetwork: Bool {
+        if case .file = self { return false }
+        return true
+    }
+
+    public var description: String {
+        switch self {
+        case .rtmp(let url): return url
+        case .srt(let uri): return uri
+        case .file(let path, _): return path
+        }
+    }
+
+    public init(parsing text: String) throws(EndpointError) {
+        if text.hasPrefix("rtmp://") {
+            self = .rtmp(url: try InputEndpoint.validRTMP(text, role: "output"))
+        } else if text.hasPrefix("srt://") {
+            self = .srt(uri: try SRTAddress(text, role: "output").uri)
+        } else if text.contains("://") {
+            throw EndpointError(text, role: "output", reason: "unsupported scheme", hint: Self.outputHint)
+        } else {
+            let ext = (text as NSString).pathExtension.lowercased()
+            guard let container = Container(rawValue: ext) else {
+                throw EndpointError(text, role: "output", reason: "unknown file type '.\(ext)'", hint: Self.outputHint)
+            }
+            let directory = (text as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !directory.isEmpty, !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                throw EndpointError(text, role: "output", reason: "directory \(directory) does not exist", hint: "create it first")
+            }
+            self = .file(path: text, container: container)
+        }
+    }
+
+    static let outputHint = "use rtmp://host:port/app/key, srt://host:port, srt://:PORT or a file ending in .flv, .mp4, .mkv or .ts"
+}
+
+/// An SRT address, normalised so that GStreamer's srtsrc/srtsink get an explicit mode.
+struct SRTAddress {
+    let uri: String
+    let isListener: Bool
+
+    init(_ text: String, role: String) throws(EndpointError) {
+        let hint = "an SRT address looks like srt://:PORT (listen) or srt://host:PORT (call)"
+        // URLComponents rejects an empty host, so parse "srt://[host]:port[?query]" by hand.
+        let rest = text.dropFirst("srt://".count)
+        let hostPort = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let query = rest.count > hostPort.count ? String(rest.dropFirst(hostPort.count + 1)) : ""
+        guard let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]),
+              (1...65535).contains(port)
+        else {
+            throw EndpointError(text, role: role, reason: "missing or invalid port", hint: hint)
+        }
+        let host = hostPort[..<colon]
+        var parameters = query.split(separator: "&").map(String.init)
+        let mode = parameters.first { $0.hasPrefix("mode=") }.map { String($0.dropFirst(5)) }
+        if let mode, !["listener", "caller", "rendezvous"].contains(mode) {
+            throw EndpointError(text, role: role, reason: "unknown SRT mode '\(mode)'", hint: hint)
+        }
+        isListener = mode == "listener" || (mode == nil && host.isEmpty)
+        if mode == nil { parameters.append(isListener ? "mode=listener" : "mode=caller") }
+        uri = "srt://\(host):\(port)?" + parameters.joined(separator: "&")
+    }
+}
+
+public struct EndpointError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+
+    init(_ text: String, role: String, reason: String, hint: String) {
+        description = "invalid \(role) '\(text)': \(reason); \(hint)"
+    }
+}

@@ -1,0 +1,130 @@
+import CGStreamer
+import Foundation
+
+/// Process-wide GStreamer set-up and the conversions every other file here shares.
+enum GStreamer {
+    private static let initialization: Result<Void, MediaError> = {
+        var message: UnsafeMutablePointer<CChar>?
+        guard fr_gst_init(&message) != 0 else {
+            return .failure(MediaError(.setup, "GStreamer failed to start: \(takeString(message) ?? "unknown reason")"))
+        }
+        return .success(())
+    }()
+
+    static func initialize() throws(MediaError) {
+        try initialization.get()
+    }
+
+    /// Elements the relay cannot work without, with the Debian package that provides each.
+    static let requiredElements: [(element: String, package: String)] = [
+        ("decodebin", "gstreamer1.0-plugins-base"), ("appsink", "gstreamer1.0-plugins-base"),
+        ("x264enc", "gstreamer1.0-plugins-ugly"), ("h264parse", "gstreamer1.0-plugins-bad"),
+        ("aacparse", "gstreamer1.0-plugins-good"), ("flvmux", "gstreamer1.0-plugins-good"),
+        ("avdec_h264", "gstreamer1.0-libav"), ("avenc_aac", "gstreamer1.0-libav"),
+    ]
+
+    /// Names the first missing element and its package, so an install problem is not reported as a
+    /// pipeline syntax error.
+    static func checkRequiredElements() throws(MediaError) {
+        for (element, package) in requiredElements where gst_element_factory_find(element) == nil {
+            throw MediaError(.setup, "GStreamer element '\(element)' is not installed: apt-get install \(package)")
+        }
+    }
+
+    /// Copies a C string GStreamer allocated for us and frees it.
+    static func takeString(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
+        guard let pointer else { return nil }
+        defer { g_free(pointer) }
+        return String(cString: pointer)
+    }
+
+    static func parse(_ description: String, files: [String]) throws(MediaError) -> UnsafeMutablePointer<GstElement> {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let element = fr_parse_launch(description, &message) else {
+            throw templateError(files: files, message: takeString(message))
+        }
+        return element
+    }
+
+    static func parseBin(_ description: String, files: [String]) throws(MediaError) -> UnsafeMutablePointer<GstElement> {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let bin = fr_parse_bin(description, &message) else {
+            throw templateError(files: files, message: takeString(message))
+        }
+        return bin
+    }
+
+    static func templateError(files: [String], message: String?) -> MediaError {
+        MediaError(.pipelineTemplate, "pipeline from \(files.joined(separator: " + ")) does not build: GStreamer says \"\(message ?? "unknown error")\"; fix the file or restore it from the FaceRelay release")
+    }
+
+    /// An element by name inside a pipeline, or an error naming the template that should define it.
+    static func element(_ name: String, in bin: UnsafeMutablePointer<GstElement>, files: [String]) throws(MediaError) -> UnsafeMutablePointer<GstElement> {
+        guard let element = fr_bin_get(bin, name) else {
+            throw MediaError(.pipelineTemplate, "pipeline from \(files.joined(separator: " + ")) has no element named '\(name)'; facerelay needs it (name=\(name))")
+        }
+        return element
+    }
+
+    /// One bus message, already parsed into Swift.
+    enum BusEvent {
+        case error(BusError)
+        case warning(source: String, text: String)
+        case endOfStream
+        case missingPlugin(String)
+    }
+
+    static func popBus(_ pipeline: UnsafeMutablePointer<GstElement>, timeoutNanoseconds: UInt64) -> BusEvent? {
+        guard let message = fr_bus_pop(pipeline, GstClockTime(timeoutNanoseconds)) else { return nil }
+        defer { fr_message_unref(message) }
+        let source = String(cString: fr_message_source_name(message))
+        switch fr_message_type(message) {
+        case GST_MESSAGE_EOS:
+            return .endOfStream
+        case GST_MESSAGE_ERROR, GST_MESSAGE_WARNING:
+            var text: UnsafeMutablePointer<CChar>?
+            var debug: UnsafeMutablePointer<CChar>?
+            var code: gint = 0
+            var domain: GQuark = 0
+            fr_message_parse(message, &text, &debug, &code, &domain)
+            let textString = takeString(text) ?? ""
+            let debugString = takeString(debug) ?? ""
+            if fr_message_type(message) == GST_MESSAGE_WARNING { return .warning(source: source, text: textString) }
+            let kind: BusError.Domain = fr_is_stream_error(domain) != 0 ? .stream : fr_is_resource_error(domain) != 0 ? .resource : .other
+            return .error(BusError(source: source, text: textString, debug: debugString, domain: kind, code: code))
+        case GST_MESSAGE_ELEMENT:
+            if let missing = takeString(fr_message_missing_plugin(message)) { return .missingPlugin(missing) }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// A GStreamer error message: the element that posted it, its text, and GStreamer's error class.
+struct BusError {
+    enum Domain { case stream, resource, other }
+    let source: String
+    let text: String
+    let debug: String
+    let domain: Domain
+    let code: Int32
+
+    /// The input is not something GStreamer can recognise as media (random bytes, a text file).
+    var isUnrecognisedMedia: Bool {
+        domain == .stream && (code == Int32(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue) || code == Int32(GST_STREAM_ERROR_WRONG_TYPE.rawValue))
+    }
+
+    var isMissingCodec: Bool { domain == .stream && code == Int32(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue) }
+
+    var isTimeout: Bool { (text + debug).lowercased().contains("timed out") }
+
+    var summary: String { "\(text) (\(source)\(debug.isEmpty ? "" : ": " + (debug.split(separator: "\n").last.map(String.init) ?? "")))" }
+}
+
+/// CPU time the calling thread has used, in nanoseconds: what a stage costs, whatever else runs.
+public func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}

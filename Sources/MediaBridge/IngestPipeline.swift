@@ -1,0 +1,159 @@
+import CGStreamer
+import Foundation
+import Logging
+import Synchronization
+
+/// The input side: source, decodebin, and the appsinks its pads are linked to as they appear.
+///
+/// decodebin exposes one pad per stream once it knows the stream: raw video goes to the
+/// `video_out` appsink, AAC as it is and any other audio encoded to AAC to the `audio_out` appsink,
+/// anything else (a second video, subtitles, data) to a fakesink so it cannot stall the others.
+final class IngestPipeline: @unchecked Sendable {
+    let pipeline: UnsafeMutablePointer<GstElement>
+    private let videoBranch: String
+    private let audioBranchAAC: String
+    private let audioBranchEncode: String
+    private let logger: Logger
+    private let inputName: String
+
+    /// Decoded frames that reached the video appsink, including any it dropped: a C counter
+    /// incremented by a pad probe on a streaming thread.
+    let framesArrived: UnsafeMutablePointer<gint>
+
+    struct Streams {
+        var videoSink: UnsafeMutablePointer<GstElement>?
+        var audioSink: UnsafeMutablePointer<GstElement>?
+        var audioIsPassThrough = false
+        var allPadsKnown = false
+        var failure: MediaError?
+    }
+    private let streams = Locked(Streams())
+
+    init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, logger: Logger) throws(MediaError) {
+        self.logger = logger
+        inputName = input.description
+        let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
+        let live = input.isLive || settings.realtime
+        do {
+            videoBranch = try library.videoBranchDescription(live: live, sync: settings.realtime && !input.isLive)
+            audioBranchAAC = try library.audioBranchDescription(isAAC: true, sync: settings.realtime && !input.isLive, settings: settings)
+            audioBranchEncode = try library.audioBranchDescription(isAAC: false, sync: settings.realtime && !input.isLive, settings: settings)
+            pipeline = try GStreamer.parse(try library.ingestDescription(for: input, settings: settings), files: files)
+        } catch let error as PipelineTemplateError {
+            throw MediaError(.pipelineTemplate, error.description)
+        } catch let error as MediaError {
+            throw error
+        } catch {
+            throw MediaError(.pipelineTemplate, "\(error)")
+        }
+        framesArrived = .allocate(capacity: 1)
+        framesArrived.initialize(to: 0)
+        // Branch templates are checked now so that a typo is reported at start, not mid-stream.
+        for (description, file) in [(videoBranch, "ingest-video.gst"), (audioBranchAAC, "ingest-audio-aac.gst"), (audioBranchEncode, "ingest-audio-encode.gst")] {
+            let bin = try GStreamer.parseBin(description, files: [library.directory + "/" + file])
+            fr_unref(bin)
+        }
+        let decode = try GStreamer.element("decode", in: pipeline, files: files)
+        defer { fr_unref(decode) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        fr_connect_pad_added(decode, { _, pad, context in
+            guard let pad, let context else { return }
+            Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().attach(pad: pad)
+        }, context)
+        fr_connect_no_more_pads(decode, { _, context in
+            guard let context else { return }
+            Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { $0.allPadsKnown = true }
+        }, context)
+        // Corrupt pictures are dropped at the decoder rather than relayed as green smears.
+        fr_connect_deep_element_added(pipeline, { _, _, element, _ in
+            guard let element, fr_element_has_property(element, "output-corrupt") != 0 else { return }
+            fr_set_bool(element, "output-corrupt", 0)
+        }, nil)
+    }
+
+    deinit {
+        fr_set_state(pipeline, GST_STATE_NULL)
+        streams.withLock { streams in
+            fr_unref(streams.videoSink)
+            fr_unref(streams.audioSink)
+        }
+        fr_unref(pipeline)
+        framesArrived.deallocate()
+    }
+
+    static func sourceFile(for input: InputEndpoint) -> String {
+        switch input {
+        case .rtmp: return "source-rtmp.gst"
+        case .srtListener, .srtCaller: return "source-srt.gst"
+        case .file: return "source-file.gst"
+        }
+    }
+
+    func start() throws(MediaError) {
+        if fr_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
+            // The bus holds the reason; the supervisor reads it. This is the fallback text.
+            throw MediaError(.input, "cannot open input \(inputName)")
+        }
+    }
+
+    var snapshot: Streams { streams.withLock { $0 } }
+
+    private func attach(pad: UnsafeMutablePointer<GstPad>) {
+        let mediaType = String(cString: fr_pad_media_type(pad))
+        let padCaps = GStreamer.takeString(fr_pad_caps_string(pad)) ?? mediaType
+        let kind: String
+        let description: String?
+        switch mediaType {
+        case "video/x-raw" where snapshot.videoSink == nil:
+            kind = "video"
+            description = videoBranch
+        case "audio/mpeg" where snapshot.audioSink == nil:
+            kind = "audio"
+            description = audioBranchAAC
+        case "audio/x-raw" where snapshot.audioSink == nil:
+            kind = "audio"
+            description = audioBranchEncode
+        default:
+            kind = "ignored"
+            description = nil
+        }
+        guard let description else {
+            logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+            linkToFakeSink(pad)
+            return
+        }
+        do {
+            let bin = try GStreamer.parseBin(description, files: ["\(kind) branch"])
+            let sinkName = kind == "video" ? "video_out" : "audio_out"
+            let sink = try GStreamer.element(sinkName, in: bin, files: ["\(kind) branch"])
+            fr_bin_add(pipeline, bin)
+            fr_sync_state_with_parent(bin)
+            guard fr_link_pad_to_element(pad, bin) != 0 else {
+                throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
+            }
+            if kind == "video" { fr_count_buffers_into(sink, framesArrived) }
+            streams.withLock { streams in
+                if kind == "video" {
+                    streams.videoSink = sink
+                } else {
+                    streams.audioSink = sink
+                    streams.audioIsPassThrough = mediaType == "audio/mpeg"
+                }
+            }
+            logger.debug("input stream linked", metadata: ["kind": "\(kind)", "caps": "\(padCaps)"])
+        } catch let error as MediaError {
+            streams.withLock { $0.failure = error }
+        } catch {
+            streams.withLock { $0.failure = MediaError(.input, "\(error)") }
+        }
+    }
+
+    private func linkToFakeSink(_ pad: UnsafeMutablePointer<GstPad>) {
+        guard let fakesink = gst_element_factory_make("fakesink", nil) else { return }
+        fr_set_bool(fakesink, "sync", 0)
+        fr_set_bool(fakesink, "async", 0)
+        fr_bin_add(pipeline, fakesink)
+        fr_sync_state_with_parent(fakesink)
+        _ = fr_link_pad_to_element(pad, fakesink)
+    }
+}

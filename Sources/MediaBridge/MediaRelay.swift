@@ -1,0 +1,513 @@
+import CGStreamer
+import Foundation
+import FrameKit
+import Logging
+import Synchronization
+
+/// One relayed stream: ingest pipeline -> frame thread running the Swift stage -> egress pipeline,
+/// with audio carried beside it on the same timeline.
+///
+/// Threads: `run()` supervises (buses, time-outs, reconnects); a frame thread pulls decoded frames
+/// and runs the stage; an audio thread moves AAC packets. Each stops at end of input or on
+/// `requestStop()`, after which the egress gets end-of-stream so that files are finalised.
+public final class MediaRelay: @unchecked Sendable {
+    public struct Counters: Sendable, Equatable {
+        /// Decoded frames that reached the relay.
+        public var framesIn = 0
+        /// Frames handed to the encoder.
+        public var framesOut = 0
+        /// Frames that reached the relay but not the encoder (a live input outrunning the stage, an
+        /// output reconnecting).
+        public var framesDropped = 0
+        /// Thread CPU time spent in the Swift stage (analyse, copy, draw), all frames together.
+        public var stageCPUNanoseconds: UInt64 = 0
+        public var audioPacketsOut = 0
+        public var outputReconnects = 0
+
+        public init() {}
+
+        init(framesIn: Int, framesOut: Int, framesDropped: Int, stageCPUNanoseconds: UInt64, audioPacketsOut: Int, outputReconnects: Int) {
+            self.framesIn = framesIn
+            self.framesOut = framesOut
+            self.framesDropped = framesDropped
+            self.stageCPUNanoseconds = stageCPUNanoseconds
+            self.audioPacketsOut = audioPacketsOut
+            self.outputReconnects = outputReconnects
+        }
+    }
+
+    public struct StreamInfo: Sendable {
+        public let width: Int
+        public let height: Int
+        public let framesPerSecond: Double
+        public let hasAudio: Bool
+
+        public init(width: Int, height: Int, framesPerSecond: Double, hasAudio: Bool) {
+            self.width = width
+            self.height = height
+            self.framesPerSecond = framesPerSecond
+            self.hasAudio = hasAudio
+        }
+    }
+
+    private let input: InputEndpoint
+    private let output: OutputEndpoint
+    private let settings: RelaySettings
+    private let library: PipelineLibrary
+    private let logger: Logger
+    /// Used on the frame thread only.
+    private let stage: FrameStage
+    private let ingest: IngestPipeline
+    private let egressFiles: [String]
+
+    private struct Shared {
+        var egress: EgressPipeline?
+        /// The video caps the egress was built for, kept to rebuild it after an output failure.
+        var videoCaps: UnsafeMutablePointer<GstCaps>?
+        var info: StreamInfo?
+        var timeline = SharedTimeline()
+        var stopRequested = false
+        var videoFinished = false
+        var audioFinished = false
+        var failure: MediaError?
+    }
+    private let shared = Locked(Shared())
+    private let framesPulled = Atomic<Int>(0)
+    private let framesOut = Atomic<Int>(0)
+    private let framesDiscarded = Atomic<Int>(0)
+    private let audioPacketsOut = Atomic<Int>(0)
+    private let outputReconnects = Atomic<Int>(0)
+    private let stageCPU = Atomic<UInt64>(0)
+
+    public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, library: PipelineLibrary,
+                stage: FrameStage, logger: Logger) throws(MediaError) {
+        try GStreamer.initialize()
+        try GStreamer.checkRequiredElements()
+        self.input = input
+        self.output = output
+        self.settings = settings
+        self.library = library
+        self.stage = stage
+        self.logger = logger
+        egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
+        ingest = try IngestPipeline(input: input, settings: settings, library: library, logger: logger)
+        // Build the egress once with stand-in values so that a broken template fails now, not when
+        // the first frame arrives.
+        let trial = try Self.egressDescription(library: library, output: output, fps: 30, withAudio: true, settings: settings)
+        fr_unref(try GStreamer.parse(trial, files: egressFiles))
+    }
+
+    deinit {
+        shared.withLock { shared in
+            if let caps = shared.videoCaps { gst_caps_unref(caps) }
+        }
+    }
+
+    static func sinkKind(_ output: OutputEndpoint) -> String {
+        switch output {
+        case .rtmp: return "rtmp"
+        case .srt: return "srt"
+        case .file(_, let container): return container.rawValue
+        }
+    }
+
+    static func egressDescription(library: PipelineLibrary, output: OutputEndpoint, fps: Double, withAudio: Bool, settings: RelaySettings) throws(MediaError) -> String {
+        do {
+            return try library.egressDescription(for: output, framesPerSecond: fps, withAudio: withAudio, settings: settings)
+        } catch {
+            throw MediaError(.pipelineTemplate, error.description)
+        }
+    }
+
+    public var counters: Counters {
+        let pulled = framesPulled.load(ordering: .relaxed)
+        let arrived = max(Int(fr_atomic_get(ingest.framesArrived)), pulled)
+        return Counters(
+            framesIn: arrived,
+            framesOut: framesOut.load(ordering: .relaxed),
+            framesDropped: arrived - pulled + framesDiscarded.load(ordering: .relaxed),
+            stageCPUNanoseconds: stageCPU.load(ordering: .relaxed),
+            audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
+            outputReconnects: outputReconnects.load(ordering: .relaxed))
+    }
+
+    /// Size, rate and audio of the stream, once the first frame has arrived.
+    public var streamInfo: StreamInfo? { shared.withLock { $0.info } }
+
+    /// Ends the stream cleanly: the output gets end-of-stream and is finalised. Safe from any thread.
+    public func requestStop() {
+        shared.withLock { $0.stopRequested = true }
+    }
+
+    private var stopRequested: Bool { shared.withLock { $0.stopRequested } }
+
+    // MARK: supervisor
+
+    /// Relays until the input ends, `requestStop()` is called or something fails; then finalises
+    /// the output. Throws what failed, after the output has been finalised.
+    public func run() throws(MediaError) {
+        try ingest.start()
+        let started = ContinuousClock.now
+        let frameThread = Thread { [self] in frameLoop() }
+        frameThread.name = "facerelay-frames"
+        frameThread.start()
+        let audioThread = Thread { [self] in audioLoop() }
+        audioThread.name = "facerelay-audio"
+        audioThread.start()
+
+        var missingPlugin: String?
+        var egressFinished = false
+        var stopStarted: ContinuousClock.Instant?
+        var outageStarted: ContinuousClock.Instant?
+        var lastEgressError = ""
+        var brokenEgress: EgressPipeline?
+        var retryAt: ContinuousClock.Instant?
+
+        func fail(_ error: MediaError) {
+            shared.withLock { shared in
+                if shared.failure == nil { shared.failure = error }
+                shared.stopRequested = true
+            }
+        }
+
+        while true {
+            if let event = GStreamer.popBus(ingest.pipeline, timeoutNanoseconds: 20_000_000) {
+                switch event {
+                case .error(let error):
+                    let everStarted = shared.withLock { $0.info != nil }
+                    if everStarted, case .rtmp = input, error.domain == .resource, error.isTimeout {
+                        // rtmp2src's idle time-out once media has flowed: the publisher has gone.
+                        logger.info("input went silent: treating it as the end of the stream", metadata: ["input": "\(input)"])
+                        requestStop()
+                    } else {
+                        fail(describeInputError(error, missingPlugin: missingPlugin))
+                    }
+                case .missingPlugin(let description):
+                    missingPlugin = description
+                case .warning(let source, let text):
+                    logger.warning("input: \(text)", metadata: ["element": "\(source)"])
+                case .endOfStream:
+                    break // the appsinks see it too; the threads finish the stream
+                }
+            }
+            let streams = ingest.snapshot
+            if let failure = streams.failure { fail(failure) }
+            if streams.allPadsKnown, streams.videoSink == nil {
+                fail(MediaError(.input, "input \(input) has no video stream\(streams.audioSink == nil ? "" : " (only audio)"); FaceRelay needs a video stream"))
+            }
+
+            let egress = shared.withLock { $0.egress }
+            if let egress, let event = GStreamer.popBus(egress.pipeline, timeoutNanoseconds: 20_000_000) {
+                switch event {
+                case .endOfStream:
+                    egressFinished = true
+                case .error(let error):
+                    lastEgressError = error.summary
+                    if output.isNetwork, !stopRequested {
+                        // A dead upstream: stop feeding this egress, rebuild it after a pause.
+                        logger.warning("output failed, reconnecting in \(settings.reconnectDelaySeconds) s", metadata: ["output": "\(output)", "error": "\(lastEgressError)"])
+                        shared.withLock { $0.egress = nil }
+                        fr_set_state(egress.pipeline, GST_STATE_NULL)
+                        brokenEgress = egress
+                        outageStarted = outageStarted ?? .now
+                        retryAt = .now + .seconds(settings.reconnectDelaySeconds)
+                    } else {
+                        fail(MediaError(.output, "output \(output) failed: \(lastEgressError)"))
+                        egressFinished = true
+                    }
+                case .warning(let source, let text):
+                    logger.warning("output: \(text)", metadata: ["element": "\(source)"])
+                case .missingPlugin(let description):
+                    fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(description)"))
+                }
+            } else if egress == nil {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+
+            if let retry = retryAt, ContinuousClock.now >= retry {
+                brokenEgress = nil
+                retryAt = nil
+                if let outage = outageStarted, ContinuousClock.now - outage > .seconds(settings.reconnectGiveUpSeconds) {
+                    fail(MediaError(.output, "output \(output) unreachable for \(Int(settings.reconnectGiveUpSeconds)) s, giving up; last error: \(lastEgressError)"))
+                } else {
+                    do {
+                        try rebuildEgress()
+                        outputReconnects.add(1, ordering: .relaxed)
+                        logger.info("output reconnected", metadata: ["output": "\(output)"])
+                    } catch {
+                        logger.warning("output reconnect failed: \(error)")
+                        retryAt = .now + .seconds(settings.reconnectDelaySeconds)
+                    }
+                }
+            }
+            if outageStarted != nil, retryAt == nil, framesOut.load(ordering: .relaxed) > 0,
+               let egress = shared.withLock({ $0.egress }), egress.isHealthyFor(seconds: 10) {
+                outageStarted = nil
+            }
+
+            let state = shared.withLock { $0 }
+            if state.info == nil, !state.stopRequested, settings.inputTimeoutSeconds > 0,
+               ContinuousClock.now - started > .seconds(settings.inputTimeoutSeconds) {
+                fail(MediaError(.input, noMediaMessage()))
+            }
+            if state.stopRequested, stopStarted == nil { stopStarted = .now }
+            if state.videoFinished, state.audioFinished {
+                if state.egress == nil || egressFinished { break }
+                if let stopStarted, ContinuousClock.now - stopStarted > .seconds(10) {
+                    logger.warning("output did not finish within 10 s of end-of-stream; closing it anyway", metadata: ["output": "\(output)"])
+                    break
+                }
+            }
+        }
+        _ = brokenEgress
+        fr_set_state(ingest.pipeline, GST_STATE_NULL)
+        let final = shared.withLock { shared in
+            let egress = shared.egress
+            shared.egress = nil
+            return (egress, shared.failure)
+        }
+        if let egress = final.0 { fr_set_state(egress.pipeline, GST_STATE_NULL) }
+        if let failure = final.1 { throw failure }
+        if shared.withLock({ $0.info == nil }) {
+            throw MediaError(.input, "input \(input) ended without a single video frame; it needs a video stream")
+        }
+    }
+
+    private func noMediaMessage() -> String {
+        let wait = "\(settings.inputTimeoutSeconds) s"
+        switch input {
+        case .rtmp(let url):
+            return "no video from \(url) within \(wait): is the stream key publishing? (raise --input-timeout to wait longer)"
+        case .srtListener(let uri):
+            return "no broadcaster sent video to \(uri) within \(wait) (raise --input-timeout, or 0 to wait forever)"
+        case .srtCaller(let uri):
+            return "no video from \(uri) within \(wait): is the SRT listener up? (raise --input-timeout to wait longer)"
+        case .file(let path):
+            return "no video decoded from \(path) within \(wait)"
+        }
+    }
+
+    private func describeInputError(_ error: BusError, missingPlugin: String?) -> MediaError {
+        if let missingPlugin {
+            return MediaError(.input, "input \(input) uses a codec this machine cannot decode (\(missingPlugin)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
+        }
+        if error.isUnrecognisedMedia {
+            return MediaError(.input, "input \(input) is not a media stream GStreamer recognises (\(error.text)); send FLV, MP4, MKV or MPEG-TS with H.264 video")
+        }
+        if error.isMissingCodec {
+            return MediaError(.input, "input \(input) uses a codec this machine cannot decode: \(error.text); send H.264 video")
+        }
+        switch error.domain {
+        case .resource:
+            return MediaError(.input, "cannot read input \(input): \(error.summary); check the address and that the server is up")
+        case .stream:
+            return MediaError(.input, "input \(input) is damaged or unsupported: \(error.summary)")
+        case .other:
+            return MediaError(.input, "input \(input) failed: \(error.summary)")
+        }
+    }
+
+    // MARK: egress
+
+    private func buildEgress(videoCaps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) -> EgressPipeline {
+        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
+        defer { info.deallocate() }
+        gst_video_info_init(info)
+        _ = gst_video_info_from_caps(info, videoCaps)
+        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
+        let fps = fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 30
+        let description = try Self.egressDescription(library: library, output: output, fps: fps, withAudio: withAudio, settings: settings)
+        let egress = try EgressPipeline(description: description, files: egressFiles, videoCaps: videoCaps, withAudio: withAudio)
+        try egress.start()
+        return egress
+    }
+
+    private func rebuildEgress() throws(MediaError) {
+        guard let (caps, info) = shared.withLock({ shared in shared.videoCaps.flatMap { caps in shared.info.map { (caps, $0) } } }) else { return }
+        let egress = try buildEgress(videoCaps: caps, withAudio: info.hasAudio)
+        shared.withLock { $0.egress = egress }
+    }
+
+    // MARK: frame thread
+
+    private func frameLoop() {
+        defer {
+            shared.withLock { $0.egress }?.endVideo()
+            shared.withLock { $0.videoFinished = true }
+        }
+        guard let sink = waitForSink(\.videoSink) else { return }
+        let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
+        let drawn = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
+        defer {
+            mapped.deallocate()
+            drawn.deallocate()
+        }
+        while !stopRequested {
+            guard let sample = fr_appsink_pull(sink, 100_000_000) else {
+                if fr_appsink_is_eos(sink) != 0 { break }
+                continue
+            }
+            framesPulled.add(1, ordering: .relaxed)
+            relay(sample: sample, mapped: mapped, drawn: drawn)
+            fr_sample_unref(sample)
+        }
+    }
+
+    private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>) -> UnsafeMutablePointer<GstElement>? {
+        while !stopRequested {
+            let streams = ingest.snapshot
+            if let sink = streams[keyPath: path] { return sink }
+            // Audio: once the video has started without an audio stream, there is none to wait for.
+            if path == \.audioSink, streams.allPadsKnown || shared.withLock({ $0.info != nil }) {
+                if streams.audioSink == nil { return nil }
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
+
+    /// The first frame decides the output: its caps, and whether an audio stream is there to carry.
+    private func startEgress(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64) -> EgressPipeline? {
+        // decodebin announces audio and video pads separately: give the audio pad a moment.
+        let deadline = ContinuousClock.now + .seconds(1)
+        while !ingest.snapshot.allPadsKnown, ingest.snapshot.audioSink == nil, ContinuousClock.now < deadline, !stopRequested {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let withAudio = ingest.snapshot.audioSink != nil
+        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
+        defer { info.deallocate() }
+        gst_video_info_init(info)
+        _ = gst_video_info_from_caps(info, caps)
+        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
+        let streamInfo = StreamInfo(width: Int(fr_video_info_width(info)), height: Int(fr_video_info_height(info)),
+                                    framesPerSecond: fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 0, hasAudio: withAudio)
+        do {
+            let egress = try buildEgress(videoCaps: caps, withAudio: withAudio)
+            gst_caps_ref(caps)
+            shared.withLock { shared in
+                shared.egress = egress
+                shared.videoCaps = caps
+                shared.info = streamInfo
+                shared.timeline.start(at: runningTime)
+            }
+            logger.info("relaying", metadata: [
+                "input": "\(input)", "output": "\(output)",
+                "video": "\(streamInfo.width)x\(streamInfo.height) @ \(String(format: "%.2f", streamInfo.framesPerSecond)) fps",
+                "audio": "\(withAudio ? (ingest.snapshot.audioIsPassThrough ? "AAC kept as is" : "encoded to AAC") : "none")",
+            ])
+            return egress
+        } catch {
+            shared.withLock { shared in
+                if shared.failure == nil { shared.failure = error }
+                shared.stopRequested = true
+            }
+            return nil
+        }
+    }
+
+    private func relay(sample: OpaquePointer, mapped: UnsafeMutablePointer<GstVideoFrame>, drawn: UnsafeMutablePointer<GstVideoFrame>) {
+        let runningTime = UInt64(fr_sample_running_time(sample))
+        guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
+            framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        var (egress, timeline, knownCaps) = shared.withLock { ($0.egress, $0.timeline, $0.videoCaps) }
+        if knownCaps == nil {
+            guard let started = startEgress(caps: caps, runningTime: runningTime) else { return }
+            egress = started
+            timeline.start(at: runningTime)
+        } else if let knownCaps, knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !sameGeometry(knownCaps, caps) {
+            let text = GStreamer.takeString(fr_caps_string(caps)) ?? ""
+            shared.withLock { shared in
+                if shared.failure == nil {
+                    shared.failure = MediaError(.input, "input \(input) changed its picture size or format mid-stream (now \(text)); restart the relay for the new format")
+                }
+                shared.stopRequested = true
+            }
+            return
+        }
+        guard let egress, let pts = timeline.rebase(runningTime) else {
+            framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        let cpuBefore = threadCPUNanoseconds()
+        guard gst_video_frame_map(mapped, egress.videoInfo, buffer, GST_MAP_READ) != 0 else {
+            framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        let duration = UInt64(fr_buffer_duration(buffer))
+        let frame = videoFrame(mapped, pts: pts, duration: duration)
+        var output: UnsafeMutablePointer<GstBuffer>?
+        if stage.analyse(frame) == .draw, let pooled = egress.acquireFrameBuffer() {
+            if gst_video_frame_map(drawn, egress.videoInfo, pooled, GST_MAP_WRITE) != 0 {
+                _ = gst_video_frame_copy(drawn, mapped)
+                stage.draw(on: videoFrame(drawn, pts: pts, duration: duration))
+                gst_video_frame_unmap(drawn)
+                output = pooled
+            } else {
+                fr_buffer_unref(pooled)
+            }
+        }
+        gst_video_frame_unmap(mapped)
+        let outgoing = output ?? fr_sample_take_buffer(sample)!
+        stageCPU.add(threadCPUNanoseconds() - cpuBefore, ordering: .relaxed)
+        fr_buffer_set_timing(outgoing, GstClockTime(pts), GstClockTime(duration))
+        if egress.pushVideo(outgoing) {
+            framesOut.add(1, ordering: .relaxed)
+        } else {
+            framesDiscarded.add(1, ordering: .relaxed)
+        }
+    }
+
+    private func sameGeometry(_ a: UnsafeMutablePointer<GstCaps>, _ b: UnsafeMutablePointer<GstCaps>) -> Bool {
+        let first = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 2)
+        defer { first.deallocate() }
+        gst_video_info_init(first)
+        gst_video_info_init(first + 1)
+        guard gst_video_info_from_caps(first, a) != 0, gst_video_info_from_caps(first + 1, b) != 0 else { return false }
+        return fr_video_info_width(first) == fr_video_info_width(first + 1)
+            && fr_video_info_height(first) == fr_video_info_height(first + 1)
+            && fr_video_info_format(first) == fr_video_info_format(first + 1)
+    }
+
+    private func videoFrame(_ mapped: UnsafeMutablePointer<GstVideoFrame>, pts: UInt64, duration: UInt64) -> VideoFrame {
+        let width = Int(fr_video_frame_width(mapped))
+        let height = Int(fr_video_frame_height(mapped))
+        let chroma = VideoFrame.chromaSize(width: width, height: height)
+        func plane(_ index: guint, _ w: Int, _ h: Int) -> Plane {
+            Plane(base: fr_video_frame_plane(mapped, index), stride: Int(fr_video_frame_stride(mapped, index)), width: w, height: h)
+        }
+        return VideoFrame(format: .i420, luma: plane(0, width, height), chromaU: plane(1, chroma.width, chroma.height),
+                          chromaV: plane(2, chroma.width, chroma.height),
+                          pts: Int64(pts), duration: duration == UInt64.max ? 0 : Int64(duration))
+    }
+
+    // MARK: audio thread
+
+    private func audioLoop() {
+        defer { shared.withLock { $0.audioFinished = true } }
+        guard let sink = waitForSink(\.audioSink) else { return }
+        // Audio is not pulled until the first video frame has fixed the timeline's origin: the
+        // appsink holds it meanwhile, and packets from just before the origin are trimmed below.
+        while !stopRequested, shared.withLock({ $0.info == nil }) { Thread.sleep(forTimeInterval: 0.005) }
+        var capsSetOn: ObjectIdentifier?
+        while !stopRequested {
+            guard let sample = fr_appsink_pull(sink, 100_000_000) else {
+                if fr_appsink_is_eos(sink) != 0 { break }
+                continue
+            }
+            defer { fr_sample_unref(sample) }
+            let (egress, timeline) = shared.withLock { ($0.egress, $0.timeline) }
+            // Audio from before the first video frame, and while the output reconnects, is dropped.
+            guard let egress, egress.hasAudio, let pts = timeline.rebase(UInt64(fr_sample_running_time(sample))),
+                  let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer(sample) else { continue }
+            if capsSetOn != ObjectIdentifier(egress) {
+                egress.setAudioCaps(caps)
+                capsSetOn = ObjectIdentifier(egress)
+            }
+            fr_buffer_set_timing(buffer, GstClockTime(pts), fr_buffer_duration(buffer))
+            if egress.pushAudio(buffer) { audioPacketsOut.add(1, ordering: .relaxed) }
+        }
+        shared.withLock { $0.egress }?.endAudio()
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The folder of pipeline templates, and the descriptions built from them for one stream.
+public struct PipelineLibrary: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `explicit`, then $FACERELAY_PIPELINES, then an installed share folder, then a `Pipelines/`
+    /// beside or above the executable (a source checkout), then the working directory's.
+    public static func locate(explicit: String? = nil) throws(PipelineTemplateError) -> PipelineLibrary {
+        var candidates: [String] = []
+        if let explicit { candidates.append(explicit) }
+        if let env = ProcessInfo.processInfo.environment["FACERELAY_PIPELINES"] { candidates.append(env) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        candidates.append(directory.appendingPathComponent("../share/facerelay/Pipelines").standardized.path)
+        for _ in 0..<5 {
+            candidates.append(directory.appendingPathComponent("Pipelines").path)
+            directory = directory.deletingLastPathComponent()
+        }
+        candidates.append(FileManager.default.currentDirectoryPath + "/Pipelines")
+        let ingest = "ingest.gst"
+        if let explicit {
+            // An operator's choice is never silently replaced by another folder.
+            guard FileManager.default.fileExists(atPath: explicit + "/" + ingest) else { throw .directoryNotFound(searched: [explicit]) }
+            return PipelineLibrary(directory: explicit)
+        }
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/" + ingest) }) else {
+            throw .directoryNotFound(searched: candidates)
+        }
+        return PipelineLibrary(directory: found)
+    }
+
+    public func template(_ name: String) throws(PipelineTemplateError) -> PipelineTemplate {
+        try PipelineTemplate(path: directory + "/" + name)
+    }
+
+    /// The ingest description: the input's source fragment inside `ingest.gst`.
+    public func ingestDescription(for input: InputEndpoint, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+        let source: String
+        switch input {
+        case .rtmp(let url):
+            source = try template("source-rtmp.gst").filled([
+                "location": PipelineTemplate.quoted(url),
+                "timeout_s": String(settings.inputTimeoutSeconds),
+            ])
+        case .srtListener(let uri), .srtCaller(let uri):
+            source = try template("source-srt.gst").filled(["uri": PipelineTemplate.quoted(uri)])
+        case .file(let path):
+            source = try template("source-file.gst").filled(["location": PipelineTemplate.quoted(path)])
+        }
+        return try template("ingest.gst").filled(["source": source])
+    }
+
+    /// The branch linked to the decoder's raw video pad, ending in the `video_out` appsink.
+    public func videoBranchDescription(live: Bool, sync: Bool) throws(PipelineTemplateError) -> String {
+        try template("ingest-video.gst").filled([
+            "max_buffers": live ? "2" : "4",
+            "drop": live ? "true" : "false",
+            "sync": sync ? "true" : "false",
+        ])
+    }
+
+    /// The branch linked to the decoder's audio pad, ending in the `audio_out` appsink: AAC is kept
+    /// as it is, anything else is encoded to AAC.
+    public func audioBranchDescription(isAAC: Bool, sync: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+        try template(isAAC ? "ingest-audio-aac.gst" : "ingest-audio-encode.gst").filled([
+            "sync": sync ? "true" : "false",
+            "audio_bitrate": String(settings.audioBitrateKbps * 1000),
+        ])
+    }
+
+    /// The egress description: encoder, muxer and sink, with an audio branch when the input has audio.
+    public func egressDescription(for output: OutputEndpoint, framesPerSecond: Double, withAudio: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+        let sink: String
+        switch output {
+        case .rtmp(let url):
+            sink = try template("sink-rtmp.gst").filled(["location": PipelineTemplate.quoted(url)])
+        case .srt(let uri):
+            sink = try template("sink-srt.gst").filled(["uri": PipelineTemplate.quoted(uri)])
+        case .file(let path, let container):
+            sink = try template("sink-\(container.rawValue).gst").filled(["location": PipelineTemplate.quoted(path)])
+        }
+        let keyframeFrames = max(1, Int((settings.keyframeIntervalSeconds * framesPerSecond).rounded()))
+        var description = try template("egress.gst").filled([
+            "x264_preset": settings.x264Preset,
+            "bitrate_kbps": String(settings.bitrateKbps),
+            "keyframe_frames": String(keyframeFrames),
+            "sink": sink,
+        ])
+        if withAudio { description += " " + (try template("egress-audio.gst").filled([:])) }
+        return description
+    }
+}
+
+/// Encoder and timing choices for one stream, from the command line.
+public struct RelaySettings: Sendable {
+    public var x264Preset = "veryfast"
+    public var bitrateKbps = 2500
+    public var keyframeIntervalSeconds = 2.0
+    public var audioBitrateKbps = 128
+    /// How long to wait for the input to connect and deliver its first frame; 0 waits forever.
+    public var inputTimeoutSeconds = 15
+    /// Pace a file input at its own frame rate instead of as fast as the machine allows.
+    public var realtime = false
+    /// How often a dead network output is retried, and for how long in all before giving up.
+    public var reconnectDelaySeconds = 2.0
+    public var reconnectGiveUpSeconds = 60.0
+
+    public init() {}
+
+    public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+}

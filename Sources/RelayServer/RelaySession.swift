@@ -1,0 +1,105 @@
+import Foundation
+import FrameKit
+import Logging
+import MediaBridge
+
+/// One stream from start to finish: the media relay, its periodic stats line and its stats file.
+public final class RelaySession: Sendable {
+    public struct Options: Sendable {
+        public var input: InputEndpoint
+        public var output: OutputEndpoint
+        public var settings: RelaySettings
+        public var statsInterval: Double
+        public var statsJSONPath: String?
+
+        public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, statsInterval: Double, statsJSONPath: String?) {
+            self.input = input
+            self.output = output
+            self.settings = settings
+            self.statsInterval = statsInterval
+            self.statsJSONPath = statsJSONPath
+        }
+    }
+
+    private let options: Options
+    private let relay: MediaRelay
+    private let logger: Logger
+
+    public init(options: Options, library: PipelineLibrary, stage: FrameStage, logger: Logger) throws(MediaError) {
+        self.options = options
+        self.logger = logger
+        relay = try MediaRelay(input: options.input, output: options.output, settings: options.settings,
+                               library: library, stage: stage, logger: logger)
+    }
+
+    public func requestStop() { relay.requestStop() }
+
+    /// Relays until the input ends or a stop is requested; returns the figures of the whole stream.
+    /// The stats file is written even when the stream fails.
+    @discardableResult
+    public func run() throws(MediaError) -> StreamStats {
+        let started = ContinuousClock.now
+        let origin = (counters: MediaRelay.Counters(), usage: ProcessUsage.now())
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "facerelay.stats"))
+        let lastReport = LastReport(counters: origin.counters, usage: origin.usage, at: started)
+        timer.schedule(deadline: .now() + options.statsInterval, repeating: options.statsInterval)
+        timer.setEventHandler { [self] in
+            let now = ContinuousClock.now
+            let usage = ProcessUsage.now()
+            let counters = relay.counters
+            let previous = lastReport.swap(counters: counters, usage: usage, at: now)
+            let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+                                    counters: counters, since: (previous.counters, previous.usage), usage: usage,
+                                    seconds: Self.seconds(now - previous.at))
+            logger.info("stats \(stats.logLine)", metadata: ["input": "\(options.input)"])
+        }
+        timer.resume()
+        defer { timer.cancel() }
+
+        var failure: MediaError?
+        do {
+            try relay.run()
+        } catch {
+            failure = error
+        }
+        let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+                                counters: relay.counters, since: origin, usage: ProcessUsage.now(),
+                                seconds: Self.seconds(ContinuousClock.now - started))
+        logger.info("stream ended \(stats.logLine)", metadata: ["input": "\(options.input)"])
+        if let path = options.statsJSONPath {
+            do {
+                try stats.json().write(to: URL(fileURLWithPath: path))
+            } catch {
+                logger.error("cannot write stats to \(path): \(error)")
+            }
+        }
+        if let failure { throw failure }
+        return stats
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The counters at the previous stats line, so that each line covers its own interval.
+private final class LastReport: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counters: MediaRelay.Counters
+    private var usage: ProcessUsage
+    private var at: ContinuousClock.Instant
+
+    init(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
+        self.counters = counters
+        self.usage = usage
+        self.at = at
+    }
+
+    func swap(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) -> (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
+        lock.lock()
+        defer { lock.unlock() }
+        let previous = (self.counters, self.usage, self.at)
+        (self.counters, self.usage, self.at) = (counters, usage, at)
+        return previous
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import MediaBridge
+
+/// The figures of one stream, as logged every --stats-interval and written to --stats-json at exit.
+public struct StreamStats: Codable, Sendable, Equatable {
+    public var input: String
+    public var output: String
+    public var width: Int
+    public var height: Int
+    public var hasAudio: Bool
+    public var framesIn: Int
+    public var framesOut: Int
+    public var framesDropped: Int
+    public var audioPacketsOut: Int
+    public var outputReconnects: Int
+    /// Frames out per second of wall time.
+    public var fps: Double
+    /// Thread CPU time of the Swift stage per frame out, in milliseconds (not wall time).
+    public var stageMsPerFrame: Double
+    /// Process CPU seconds per wall second: 1.0 is one core busy.
+    public var processCpuCores: Double
+    public var rssMb: Double
+    public var peakRssMb: Double
+    public var durationS: Double
+
+    enum CodingKeys: String, CodingKey {
+        case input, output, width, height, fps
+        case hasAudio = "has_audio"
+        case framesIn = "frames_in"
+        case framesOut = "frames_out"
+        case framesDropped = "frames_dropped"
+        case audioPacketsOut = "audio_packets_out"
+        case outputReconnects = "output_reconnects"
+        case stageMsPerFrame = "stage_ms_per_frame"
+        case processCpuCores = "process_cpu_cores"
+        case rssMb = "rss_mb"
+        case peakRssMb = "peak_rss_mb"
+        case durationS = "duration_s"
+    }
+
+    /// Figures over a span: from `since` (counters and usage at its start) to now.
+    public init(input: String, output: String, info: MediaRelay.StreamInfo?, counters: MediaRelay.Counters,
+                since start: (counters: MediaRelay.Counters, usage: ProcessUsage), usage: ProcessUsage, seconds: Double) {
+        self.input = input
+        self.output = output
+        width = info?.width ?? 0
+        height = info?.height ?? 0
+        hasAudio = info?.hasAudio ?? false
+        framesIn = counters.framesIn - start.counters.framesIn
+        framesOut = counters.framesOut - start.counters.framesOut
+        framesDropped = counters.framesDropped - start.counters.framesDropped
+        audioPacketsOut = counters.audioPacketsOut - start.counters.audioPacketsOut
+        outputReconnects = counters.outputReconnects - start.counters.outputReconnects
+        durationS = seconds
+        fps = seconds > 0 ? Double(framesOut) / seconds : 0
+        let stageNanoseconds = counters.stageCPUNanoseconds - start.counters.stageCPUNanoseconds
+        stageMsPerFrame = framesOut > 0 ? Double(stageNanoseconds) / 1e6 / Double(framesOut) : 0
+        processCpuCores = seconds > 0 ? (usage.cpuSeconds - start.usage.cpuSeconds) / seconds : 0
+        rssMb = usage.residentMegabytes
+        peakRssMb = usage.peakResidentMegabytes
+    }
+
+    public var logLine: String {
+        String(format: "frames_in=%d frames_out=%d dropped=%d fps=%.1f stage_ms=%.3f cpu_cores=%.2f rss_mb=%.1f",
+               framesIn, framesOut, framesDropped, fps, stageMsPerFrame, processCpuCores, rssMb)
+    }
+
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+}

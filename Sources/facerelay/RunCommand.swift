@@ -1,0 +1,137 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import FrameKit
+import Logging
+import MediaBridge
+import RelayServer
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Relay one stream from --input to --output through the sticker stage.",
+        discussion: """
+        Inputs: rtmp://host:port/app/key (pulled), srt://:PORT (listen), srt://host:port (call), or a media file.
+        Outputs: rtmp://... (push), srt://..., or a .flv/.mp4/.mkv/.ts file, finalised on SIGINT/SIGTERM.
+        Exit status: 0 when the input ended or a stop was asked for, 1 when the stream failed, 64 for bad options.
+        """
+    )
+
+    @Option(help: "Where the stream comes from.")
+    var input: String
+
+    @Option(help: "Where the processed stream goes.")
+    var output: String
+
+    @Option(help: "Sticker to put on every face, or 'none'.")
+    var sticker = "none"
+
+    @Option(name: .customLong("x264-preset"), help: "x264 speed preset (\(RelaySettings.x264Presets.joined(separator: ", "))).")
+    var x264Preset = "veryfast"
+
+    @Option(help: "Video bitrate in kbit/s.")
+    var bitrate = 2500
+
+    @Option(name: .customLong("keyframe-interval"), help: "Seconds between keyframes.")
+    var keyframeInterval = 2.0
+
+    @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate in kbit/s, used only when the input's audio is not AAC.")
+    var audioBitrate = 128
+
+    @Option(name: .customLong("input-timeout"), help: "Seconds to wait for the input's first frame (0: forever).")
+    var inputTimeout = 15
+
+    @Flag(help: "Pace a file input at its own frame rate instead of as fast as possible.")
+    var realtime = false
+
+    @Option(name: .customLong("stats-json"), help: "Write the stream's figures to this JSON file at exit.")
+    var statsJSON: String?
+
+    @Option(name: .customLong("stats-interval"), help: "Seconds between stats log lines.")
+    var statsInterval = 10.0
+
+    @Option(help: "Folder of pipeline templates (default: $FACERELAY_PIPELINES, then the installed or checked-out Pipelines/).")
+    var pipelines: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        do {
+            _ = try InputEndpoint(parsing: input)
+            _ = try OutputEndpoint(parsing: output)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        guard RelaySettings.x264Presets.contains(x264Preset) else {
+            throw ValidationError("unknown --x264-preset '\(x264Preset)'; use one of \(RelaySettings.x264Presets.joined(separator: ", "))")
+        }
+        guard (50...100_000).contains(bitrate) else { throw ValidationError("--bitrate \(bitrate) is out of range: use 50...100000 kbit/s") }
+        guard (8...512).contains(audioBitrate) else { throw ValidationError("--audio-bitrate \(audioBitrate) is out of range: use 8...512 kbit/s") }
+        guard keyframeInterval > 0, keyframeInterval <= 60 else { throw ValidationError("--keyframe-interval must be in (0, 60] seconds") }
+        guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
+        guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard sticker == "none" else {
+            throw ValidationError("unknown sticker '\(sticker)'; available: none")
+        }
+    }
+
+    func run() throws {
+        var logger = Logger(label: "facerelay")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var settings = RelaySettings()
+        settings.x264Preset = x264Preset
+        settings.bitrateKbps = bitrate
+        settings.keyframeIntervalSeconds = keyframeInterval
+        settings.audioBitrateKbps = audioBitrate
+        settings.inputTimeoutSeconds = inputTimeout
+        settings.realtime = realtime
+        let options = RelaySession.Options(
+            input: try InputEndpoint(parsing: input), output: try OutputEndpoint(parsing: output),
+            settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
+        do {
+            let library = try PipelineLibrary.locate(explicit: pipelines)
+            let session = try RelaySession(options: options, library: library, stage: PassThroughStage(), logger: logger)
+            let signals = StopSignals { session.requestStop() }
+            defer { signals.cancel() }
+            try session.run()
+        } catch let error as MediaError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as PipelineTemplateError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// SIGINT and SIGTERM end the stream cleanly (the output is finalised); a second one exits at once.
+final class StopSignals {
+    private let sources: [DispatchSourceSignal]
+
+    init(onStop: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "facerelay.signals")
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            let count = Counter()
+            source.setEventHandler {
+                if count.increment() > 1 { exit(130) }
+                onStop()
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() { sources.forEach { $0.cancel() } }
+}
+
+private final class Counter: @unchecked Sendable {
+    private var value = 0
+    /// Called on the signal queue only.
+    func increment() -> Int {
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the test media from a real face photo (scikit-image's public-domain astronaut.png).
+#   make-fixtures.sh OUTDIR
+# Every video carries, in its top 16 rows, a barcode of its frame index (20 blocks of 64 px, least
+# significant bit on the left) so a test can tell exactly which input frame an output frame is.
+# Audio beeps (1 kHz, 100 ms) start at t = 1, 3, 5... s, i.e. exactly on frames 30, 90, 150...
+# The face moves with known motion: x = 440 + 200 sin(2 pi t / 4), y = 200, 400x400 px.
+set -euo pipefail
+out=${1:?usage: make-fixtures.sh OUTDIR}
+mkdir -p "$out"
+cd "$out"
+
+photo=${FACERELAY_FACE_PHOTO:-}
+if [ -z "$photo" ]; then
+  photo="$PWD/astronaut.png"
+  if [ ! -s "$photo" ]; then
+    tmp=$(mktemp -d)
+    python3 -m pip download --no-deps --only-binary=:all: -q -d "$tmp" scikit-image >&2
+    unzip -o -q -j "$tmp"/scikit_image-*.whl 'skimage/data/astronaut.png' -d "$PWD"
+    rm -rf "$tmp"
+  fi
+fi
+
+barcode="color=c=black:s=1280x16:r=30,format=gray,geq=lum='if(bitand(floor(N/pow(2,floor(X/64))),1),235,16)'"
+beeps="aevalsrc='if(lt(mod(t-1,2),0.1),0.5*sin(2*PI*1000*t),0)':s=48000:c=stereo"
+
+# face_720p: 1280x720 at 30 fps, H.264 + AAC, the moving face over a grey studio background.
+video() { # seconds
+  echo "color=c=0x606060:s=1280x720:r=30:d=$1[bg];movie=$photo,scale=400:400,loop=-1:1[face];$barcode[code];[bg][face]overlay=x='440+200*sin(2*PI*t/4)':y=200:shortest=1[v1];[v1][code]overlay=0:0:shortest=1,format=yuv420p"
+}
+make() { # name seconds extra-args...
+  local name=$1 seconds=$2; shift 2
+  [ -s "$name" ] && return
+  ffmpeg -nostdin -v error -y -filter_complex "$(video "$seconds")" "$@" -t "$seconds" "$name.part.${name##*.}"
+  mv "$name.part.${name##*.}" "$name"
+}
+make face_720p.flv 12 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+make face_720p.mp4 6 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+make face_720p.ts 12 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+make face_720p_silent.mkv 4 -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p
+make face_720p_mp3.mkv 4 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a libmp3lame -b:a 128k -shortest
+make face_720p_bench.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+[ -s audio_only.m4a ] || ffmpeg -nostdin -v error -y -f lavfi -i "$beeps" -t 3 -c:a aac audio_only.m4a
+[ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
+[ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
+echo "$out"

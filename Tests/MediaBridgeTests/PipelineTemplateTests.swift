@@ -1,0 +1,69 @@
+import Foundation
+import MediaBridge
+import Testing
+
+@Suite struct PipelineTemplateTests {
+    static let pipelines = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Pipelines").path
+
+    @Test func commentsAreDroppedAndLinesJoined() {
+        let template = PipelineTemplate(path: "t.gst", text: "# a comment\nfilesrc location=\"{location}\"\n  ! fakesink\n")
+        #expect(template.body == "filesrc location=\"{location}\"   ! fakesink")
+        #expect(template.placeholders == ["location"])
+    }
+
+    @Test func fillingReplacesEveryUse() throws {
+        let template = PipelineTemplate(path: "t.gst", text: "a={x} b={y} c={x}")
+        #expect(try template.filled(["x": "1", "y": "2"]) == "a=1 b=2 c=1")
+    }
+
+    @Test func anUnknownPlaceholderNamesTheFileAndWhatIsFilled() {
+        let template = PipelineTemplate(path: "/p/sink-rtmp.gst", text: "rtmp2sink location={locaton}")
+        #expect(throws: PipelineTemplateError.unknownPlaceholders(path: "/p/sink-rtmp.gst", names: ["locaton"], known: ["location"])) {
+            try template.filled(["location": "rtmp://x/a/b"])
+        }
+        let message = "\(PipelineTemplateError.unknownPlaceholders(path: "/p/sink-rtmp.gst", names: ["locaton"], known: ["location"]))"
+        #expect(message.contains("/p/sink-rtmp.gst") && message.contains("{locaton}") && message.contains("{location}"))
+    }
+
+    @Test func quotedValuesCannotEndTheirQuotes() {
+        #expect(PipelineTemplate.quoted(#"my "show" \ 1.flv"#) == #"my \"show\" \\ 1.flv"#)
+    }
+
+    @Test func shippedTemplatesFillForEveryEndpoint() throws {
+        let library = PipelineLibrary(directory: Self.pipelines)
+        let settings = RelaySettings()
+        let inputs: [InputEndpoint] = [.rtmp(url: "rtmp://h/a/k"), .srtListener(uri: "srt://:1?mode=listener"), .file(path: "/tmp/x.flv")]
+        for input in inputs {
+            let description = try library.ingestDescription(for: input, settings: settings)
+            #expect(description.contains("decodebin name=decode"))
+            #expect(!description.contains("{"))
+        }
+        let outputs: [OutputEndpoint] = [.rtmp(url: "rtmp://h/a/k"), .srt(uri: "srt://h:1?mode=caller")]
+            + OutputEndpoint.Container.allCases.map { .file(path: "/tmp/o.\($0.rawValue)", container: $0) }
+        for output in outputs {
+            let description = try library.egressDescription(for: output, framesPerSecond: 30, withAudio: true, settings: settings)
+            #expect(description.contains("appsrc name=video_in") && description.contains("appsrc name=audio_in"))
+            #expect(description.contains("key-int-max=60"))
+            #expect(description.contains("name=mux"))
+        }
+        let silent = try library.egressDescription(for: outputs[0], framesPerSecond: 25, withAudio: false, settings: settings)
+        #expect(!silent.contains("audio_in") && silent.contains("key-int-max=50"))
+    }
+
+    @Test func encoderSettingsReachTheEgress() throws {
+        var settings = RelaySettings()
+        settings.x264Preset = "ultrafast"
+        settings.bitrateKbps = 4000
+        settings.keyframeIntervalSeconds = 1
+        let description = try PipelineLibrary(directory: Self.pipelines)
+            .egressDescription(for: .file(path: "o.flv", container: .flv), framesPerSecond: 29.97, withAudio: false, settings: settings)
+        #expect(description.contains("speed-preset=ultrafast") && description.contains("bitrate=4000") && description.contains("key-int-max=30"))
+    }
+
+    @Test func anExplicitFolderWithoutTemplatesIsAnError() {
+        #expect(throws: PipelineTemplateError.directoryNotFound(searched: ["/nonexistent"])) {
+            try PipelineLibrary.locate(explicit: "/nonexistent")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// `facerelay run` on local files: the simplest end-to-end path, and the bad inputs.
+@Suite(.serialized) struct FileRelayTests {
+    @Test func fileToFileRelaysEveryFrameWithAudioInSync() throws {
+        let directory = try Package.temporaryDirectory("file")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mkv"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", output, "--stats-json", directory + "/stats.json"],
+                                     logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 120) == 0, "facerelay: \(relay.stderr)")
+        let report = try MediaReport(output)
+        expectFaithfulRelay(report, of: try ReferenceReports.report(input), expectAudio: true, frameTolerance: 0)
+        #expect(report.frames.compactMap(\.index) == Array(0..<360), "a file relay keeps every frame")
+
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        #expect(stats.frames_in == 360 && stats.frames_out == 360 && stats.frames_dropped == 0)
+        #expect(stats.stage_ms_per_frame > 0 && stats.stage_ms_per_frame < 5)
+        #expect(stats.process_cpu_cores > 0 && stats.rss_mb > 10 && stats.peak_rss_mb >= stats.rss_mb && stats.duration_s > 0)
+    }
+
+    @Test(arguments: ["flv", "mp4", "ts"])
+    func everyOutputContainerIsPlayable(container: String) throws {
+        let directory = try Package.temporaryDirectory("container")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.mp4")
+        let output = directory + "/relayed." + container
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", output], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 120) == 0, "facerelay: \(relay.stderr)")
+        let report = try MediaReport(output)
+        #expect(report.frames.compactMap(\.index) == Array(0..<180))
+        #expect(report.audio?.codec == "aac")
+    }
+
+    @Test func inputWithoutAudioGetsNoAudioTrack() throws {
+        let directory = try Package.temporaryDirectory("silent")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p_silent.mkv")
+        let output = directory + "/relayed.flv"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", output], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 120) == 0, "facerelay: \(relay.stderr)")
+        expectFaithfulRelay(try MediaReport(output), of: try ReferenceReports.report(input), expectAudio: false, frameTolerance: 0)
+    }
+
+    @Test func audioThatIsNotAACIsEncodedToAACInSync() throws {
+        let directory = try Package.temporaryDirectory("mp3")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p_mp3.mkv")
+        let output = directory + "/relayed.mkv"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", output], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 120) == 0, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("encoded to AAC"))
+        expectFaithfulRelay(try MediaReport(output), of: try ReferenceReports.report(input), expectAudio: true, frameTolerance: 0,
+                            audioReencoded: true)
+    }
+
+    @Test func sigtermFinalisesAnMP4MidStream() throws {
+        let directory = try Package.temporaryDirectory("sigterm")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--realtime", "--input", input, "--output", output], logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 4)
+        relay.signal(SIGTERM)
+        #expect(relay.wait(seconds: 20) == 0, "facerelay: \(relay.stderr)")
+        let report = try MediaReport(output)
+        let indices = report.frames.compactMap(\.index)
+        // Stopped part-way at real-time pace: a prefix of the input, every frame of it, playable.
+        #expect(indices.count > 45 && indices.count < 300, "\(indices.count) frames")
+        #expect(indices == Array(0..<indices.count))
+        #expect(report.audio?.codec == "aac")
+    }
+
+    @Test(arguments: [
+        ("random_bytes.mp4", "is not a media stream"),
+        ("notes.txt.mkv", "is not a media stream"),
+        ("audio_only.m4a", "needs a video stream"),
+    ])
+    func nonMediaInputEndsWithAClearError(fixture: String, message: String) throws {
+        let directory = try Package.temporaryDirectory("bad")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path(fixture)
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", directory + "/out.flv", "--input-timeout", "10"],
+                                     logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 30) == 1, "facerelay should fail with status 1: \(relay.stderr)")
+        #expect(relay.stderr.contains(message) && relay.stderr.contains(input), "\(relay.stderr)")
+    }
+
+    @Test func invalidURIsAndOptionsAreUsageErrors() throws {
+        let directory = try Package.temporaryDirectory("usage")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.mp4")
+        let cases: [([String], String)] = [
+            (["--input", "rtmp://host/onlyapp", "--output", directory + "/o.flv"], "missing application or stream key"),
+            (["--input", "ftp://x/y", "--output", directory + "/o.flv"], "unsupported scheme"),
+            (["--input", input, "--output", directory + "/o.avi"], "unknown file type"),
+            (["--input", input, "--output", directory + "/o.flv", "--x264-preset", "warp"], "unknown --x264-preset"),
+            (["--input", input, "--output", directory + "/o.flv", "--sticker", "no-such-sticker"], "unknown sticker"),
+        ]
+        for (arguments, message) in cases {
+            let relay = try ChildProcess(Package.facerelay, ["run"] + arguments, logDirectory: directory, name: "usage")
+            #expect(relay.wait(seconds: 10) == 64, "\(arguments): \(relay.stderr)")
+            #expect(relay.stderr.contains(message), "\(arguments): \(relay.stderr)")
+        }
+    }
+
+    @Test func aBrokenTemplateNamesItsFileAndGStreamersMessage() throws {
+        let directory = try Package.temporaryDirectory("template")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pipelines = directory + "/Pipelines"
+        try FileManager.default.copyItem(atPath: Package.root.appendingPathComponent("Pipelines").path, toPath: pipelines)
+        let egress = pipelines + "/egress.gst"
+        let text = try String(contentsOfFile: egress, encoding: .utf8).replacingOccurrences(of: "x264enc", with: "x264encoder")
+        try text.write(toFile: egress, atomically: true, encoding: .utf8)
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", try Fixtures.path("face_720p.mp4"), "--output", directory + "/o.flv",
+                                                          "--pipelines", pipelines], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 20) == 1)
+        #expect(relay.stderr.contains(egress) && relay.stderr.contains("x264encoder"), "\(relay.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/o.flv"))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// A real nginx with the RTMP module, on 127.0.0.1 and a free high port, in its own folder.
+final class NginxRTMP {
+    let port: Int
+    let directory: String
+    private let child: ChildProcess
+
+    init() throws {
+        directory = try Package.temporaryDirectory("nginx")
+        port = freePort()
+        let config = """
+        load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+        daemon off;
+        master_process off;
+        pid \(directory)/nginx.pid;
+        error_log \(directory)/error.log info;
+        events { worker_connections 256; }
+        rtmp {
+            server {
+                listen 127.0.0.1:\(port);
+                chunk_size 4096;
+                application live { live on; record off; }
+            }
+        }
+        """
+        try config.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
+        child = try ChildProcess("/usr/sbin/nginx", ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"],
+                                 logDirectory: directory, name: "nginx")
+        // Ready when the port accepts connections.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port: port) { return }
+            guard child.process.isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw CommandError(description: "nginx-rtmp did not start on port \(port): \(child.stderr) \((try? String(contentsOfFile: "\(directory)/error.log", encoding: .utf8)) ?? "")")
+    }
+
+    func url(_ key: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(key)" }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    deinit {
+        child.signal(SIGQUIT)
+        child.wait(seconds: 5)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
