@@ -64,6 +64,12 @@ static inline void fr_set_uint64(GstElement *element, const char *name, guint64 
     g_object_set(element, name, value, NULL);
 }
 
+static inline gboolean fr_get_bool(GstElement *element, const char *name) {
+    gboolean value = FALSE;
+    g_object_get(element, name, &value, NULL);
+    return value;
+}
+
 static inline gboolean fr_element_has_property(GstElement *element, const char *name) {
     return g_object_class_find_property(G_OBJECT_GET_CLASS(element), name) != NULL;
 }

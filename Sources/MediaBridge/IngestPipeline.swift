@@ -64,10 +64,14 @@ final class IngestPipeline: @unchecked Sendable {
             guard let context else { return }
             Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { $0.allPadsKnown = true }
         }, context)
-        // Corrupt pictures are dropped at the decoder rather than relayed as green smears.
         fr_connect_deep_element_added(pipeline, { _, _, element, _ in
-            guard let element, fr_element_has_property(element, "output-corrupt") != 0 else { return }
-            fr_set_bool(element, "output-corrupt", 0)
+            guard let element else { return }
+            // Corrupt pictures are dropped at the decoder rather than relayed as green smears.
+            if fr_element_has_property(element, "output-corrupt") != 0 { fr_set_bool(element, "output-corrupt", 0) }
+            // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
+            // MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it converges
+            // and shifts audio against video by tens of milliseconds.
+            if String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
         }, nil)
     }
 

@@ -23,16 +23,19 @@ public final class MediaRelay: @unchecked Sendable {
         public var stageCPUNanoseconds: UInt64 = 0
         public var audioPacketsOut = 0
         public var outputReconnects = 0
+        /// Video frames whose input timestamp went backwards and was moved forward.
+        public var timestampsRepaired = 0
 
         public init() {}
 
-        init(framesIn: Int, framesOut: Int, framesDropped: Int, stageCPUNanoseconds: UInt64, audioPacketsOut: Int, outputReconnects: Int) {
+        init(framesIn: Int, framesOut: Int, framesDropped: Int, stageCPUNanoseconds: UInt64, audioPacketsOut: Int, outputReconnects: Int, timestampsRepaired: Int) {
             self.framesIn = framesIn
             self.framesOut = framesOut
             self.framesDropped = framesDropped
             self.stageCPUNanoseconds = stageCPUNanoseconds
             self.audioPacketsOut = audioPacketsOut
             self.outputReconnects = outputReconnects
+            self.timestampsRepaired = timestampsRepaired
         }
     }
 
@@ -77,6 +80,9 @@ public final class MediaRelay: @unchecked Sendable {
     private let framesDiscarded = Atomic<Int>(0)
     private let audioPacketsOut = Atomic<Int>(0)
     private let outputReconnects = Atomic<Int>(0)
+    private let timestampsRepaired = Atomic<Int>(0)
+    /// Used on the frame thread only.
+    private var videoTimestamps = MonotonicTimestamps()
     private let stageCPU = Atomic<UInt64>(0)
 
     public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, library: PipelineLibrary,
@@ -128,7 +134,8 @@ public final class MediaRelay: @unchecked Sendable {
             framesDropped: arrived - pulled + framesDiscarded.load(ordering: .relaxed),
             stageCPUNanoseconds: stageCPU.load(ordering: .relaxed),
             audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
-            outputReconnects: outputReconnects.load(ordering: .relaxed))
+            outputReconnects: outputReconnects.load(ordering: .relaxed),
+            timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
     }
 
     /// Size, rate and audio of the stream, once the first frame has arrived.
@@ -348,7 +355,7 @@ public final class MediaRelay: @unchecked Sendable {
                 continue
             }
             framesPulled.add(1, ordering: .relaxed)
-            relay(sample: sample, mapped: mapped, drawn: drawn)
+            relay(sample: sample, from: sink, mapped: mapped, drawn: drawn)
             fr_sample_unref(sample)
         }
     }
@@ -367,13 +374,19 @@ public final class MediaRelay: @unchecked Sendable {
     }
 
     /// The first frame decides the output: its caps, and whether an audio stream is there to carry.
-    private func startEgress(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64) -> EgressPipeline? {
+    private func startEgress(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64, videoSink: UnsafeMutablePointer<GstElement>) -> EgressPipeline? {
+        // Building the egress takes a moment (x264 start-up) while a live input keeps coming: hold
+        // the frames (back-pressure) instead of letting the appsink drop them, then restore.
+        let dropsFrames = fr_get_bool(videoSink, "drop")
+        fr_set_bool(videoSink, "drop", 0)
+        defer { fr_set_bool(videoSink, "drop", dropsFrames) }
         // decodebin announces audio and video pads separately: give the audio pad a moment.
         let deadline = ContinuousClock.now + .seconds(1)
         while !ingest.snapshot.allPadsKnown, ingest.snapshot.audioSink == nil, ContinuousClock.now < deadline, !stopRequested {
             Thread.sleep(forTimeInterval: 0.01)
         }
         let withAudio = ingest.snapshot.audioSink != nil
+        logger.debug("egress start: waited for the audio pad", metadata: ["seconds": "\(ContinuousClock.now - deadline + .seconds(1))", "audio": "\(withAudio)"])
         let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
         defer { info.deallocate() }
         gst_video_info_init(info)
@@ -405,7 +418,7 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
-    private func relay(sample: OpaquePointer, mapped: UnsafeMutablePointer<GstVideoFrame>, drawn: UnsafeMutablePointer<GstVideoFrame>) {
+    private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, mapped: UnsafeMutablePointer<GstVideoFrame>, drawn: UnsafeMutablePointer<GstVideoFrame>) {
         let runningTime = UInt64(fr_sample_running_time(sample))
         guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
             framesDiscarded.add(1, ordering: .relaxed)
@@ -413,7 +426,7 @@ public final class MediaRelay: @unchecked Sendable {
         }
         var (egress, timeline, knownCaps) = shared.withLock { ($0.egress, $0.timeline, $0.videoCaps) }
         if knownCaps == nil {
-            guard let started = startEgress(caps: caps, runningTime: runningTime) else { return }
+            guard let started = startEgress(caps: caps, runningTime: runningTime, videoSink: sink) else { return }
             egress = started
             timeline.start(at: runningTime)
         } else if let knownCaps, knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !sameGeometry(knownCaps, caps) {
@@ -426,9 +439,16 @@ public final class MediaRelay: @unchecked Sendable {
             }
             return
         }
-        guard let egress, let pts = timeline.rebase(runningTime) else {
+        // A video frame stamped before the first one (start-up jitter of a live input) is kept,
+        // clamped to the origin and then repaired; only audio is trimmed before the origin.
+        guard let egress, let rebased = timeline.rebase(max(runningTime, timeline.origin ?? runningTime)) else {
             framesDiscarded.add(1, ordering: .relaxed)
             return
+        }
+        let pts = videoTimestamps.next(rebased)
+        if pts != rebased {
+            timestampsRepaired.add(1, ordering: .relaxed)
+            logger.debug("input video timestamp went backwards; moved forward", metadata: ["by_ms": "\(Double(pts - rebased) / 1e6)"])
         }
         let cpuBefore = threadCPUNanoseconds()
         guard gst_video_frame_map(mapped, egress.videoInfo, buffer, GST_MAP_READ) != 0 else {

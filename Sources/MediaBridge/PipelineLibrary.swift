@@ -55,7 +55,7 @@ public struct PipelineLibrary: Sendable {
     /// The branch linked to the decoder's raw video pad, ending in the `video_out` appsink.
     public func videoBranchDescription(live: Bool, sync: Bool) throws(PipelineTemplateError) -> String {
         try template("ingest-video.gst").filled([
-            "max_buffers": live ? "2" : "4",
+            "max_buffers": live ? "10" : "4",
             "drop": live ? "true" : "false",
             "sync": sync ? "true" : "false",
         ])

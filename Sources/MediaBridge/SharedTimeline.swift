@@ -17,3 +17,25 @@ public struct SharedTimeline: Sendable, Equatable {
         return runningTime - origin
     }
 }
+
+/// Output video timestamps that never go backwards. Network inputs can decode to decreasing
+/// timestamps (MPEG-TS over SRT is retimed by tsdemux's clock-skew estimate, which jumps while it
+/// converges), and muxers drop or mangle such frames. The picture order from the decoder is right;
+/// only the stamp is wrong, so a late stamp is moved to just after its predecessor.
+public struct MonotonicTimestamps: Sendable {
+    public static let nudgeNanoseconds: UInt64 = 1_000_000
+    private var last: UInt64?
+    public private(set) var repaired = 0
+
+    public init() {}
+
+    public mutating func next(_ pts: UInt64) -> UInt64 {
+        guard let previous = last, pts <= previous else {
+            last = pts
+            return pts
+        }
+        repaired += 1
+        last = previous + Self.nudgeNanoseconds
+        return previous + Self.nudgeNanoseconds
+    }
+}

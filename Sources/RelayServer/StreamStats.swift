@@ -13,6 +13,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var framesDropped: Int
     public var audioPacketsOut: Int
     public var outputReconnects: Int
+    /// Video frames whose input timestamp went backwards and was moved forward.
+    public var timestampsRepaired: Int
     /// Frames out per second of wall time.
     public var fps: Double
     /// Thread CPU time of the Swift stage per frame out, in milliseconds (not wall time).
@@ -31,6 +33,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case framesDropped = "frames_dropped"
         case audioPacketsOut = "audio_packets_out"
         case outputReconnects = "output_reconnects"
+        case timestampsRepaired = "timestamps_repaired"
         case stageMsPerFrame = "stage_ms_per_frame"
         case processCpuCores = "process_cpu_cores"
         case rssMb = "rss_mb"
@@ -51,6 +54,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         framesDropped = counters.framesDropped - start.counters.framesDropped
         audioPacketsOut = counters.audioPacketsOut - start.counters.audioPacketsOut
         outputReconnects = counters.outputReconnects - start.counters.outputReconnects
+        timestampsRepaired = counters.timestampsRepaired - start.counters.timestampsRepaired
         durationS = seconds
         fps = seconds > 0 ? Double(framesOut) / seconds : 0
         let stageNanoseconds = counters.stageCPUNanoseconds - start.counters.stageCPUNanoseconds

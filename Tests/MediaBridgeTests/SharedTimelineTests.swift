@@ -14,3 +14,19 @@ import Testing
         #expect(timeline.rebase(UInt64.max) == nil)
     }
 }
+
+@Suite struct MonotonicTimestampsTests {
+    @Test func increasingStampsPassUnchanged() {
+        var stamps = MonotonicTimestamps()
+        #expect([0, 33, 66, 100].map { stamps.next($0) } == [0, 33, 66, 100])
+        #expect(stamps.repaired == 0)
+    }
+
+    @Test func stampsThatGoBackAreMovedJustAfterTheirPredecessor() {
+        var stamps = MonotonicTimestamps()
+        let ms: UInt64 = 1_000_000
+        let out = [2_840 * ms, 2_800 * ms, 2_831 * ms, 2_874 * ms, 2_874 * ms].map { stamps.next($0) }
+        #expect(out == [2_840 * ms, 2_841 * ms, 2_842 * ms, 2_874 * ms, 2_875 * ms])
+        #expect(stamps.repaired == 3)
+    }
+}

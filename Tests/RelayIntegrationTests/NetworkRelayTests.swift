@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// `facerelay run` between real network peers: nginx-rtmp, ffmpeg as broadcaster and recorder.
+@Suite(.serialized) struct NetworkRelayTests {
+    @Test func rtmpToRtmpThroughNginx() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("rtmp")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let recording = directory + "/recorded.flv"
+        // nginx-rtmp holds players of a stream until it is published, so start order is free.
+        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", nginx.url("out"), "-t", "8", "-c", "copy", "-y", recording],
+                                        logDirectory: directory, name: "recorder")
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", nginx.url("out"),
+                                                          "--stats-json", directory + "/stats.json", "--stats-interval", "2"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "flv", nginx.url("in")],
+                                         logDirectory: directory, name: "publisher")
+        #expect(publisher.wait(seconds: 60) == 0, "publisher: \(publisher.stderr)")
+        // The publisher has stopped: the relay ends the stream cleanly and exits 0.
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        #expect(recorder.wait(seconds: 30) == 0, "recorder: \(recorder.stderr)")
+
+        let report = try MediaReport(recording)
+        expectFaithfulRelay(report, of: try ReferenceReports.report(input), expectAudio: true)
+        // Eight seconds recorded at 30 fps.
+        #expect(abs(report.frames.count - 240) <= 240 * 3 / 100, "\(report.frames.count) frames recorded")
+        #expect(relay.stderr.contains("stats frames_in="), "periodic stats line: \(relay.stderr)")
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        #expect(stats.frames_out >= 350 && stats.frames_in == stats.frames_out + stats.frames_dropped)
+    }
+
+    @Test func srtListenerToFile() throws {
+        let directory = try Package.temporaryDirectory("srt")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.ts")
+        let output = directory + "/relayed.mkv"
+        let port = freePort(udp: true)
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 1)
+        let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
+                                                                "srt://127.0.0.1:\(port)?mode=caller"],
+                                           logDirectory: directory, name: "broadcaster")
+        #expect(broadcaster.wait(seconds: 60) == 0, "broadcaster: \(broadcaster.stderr)")
+        // The broadcaster hung up: end of stream.
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        let report = try MediaReport(output)
+        expectFaithfulRelay(report, of: try ReferenceReports.report(input), expectAudio: true)
+        #expect(report.frames.count >= 340, "\(report.frames.count) of 360 frames")
+    }
+
+    @Test func unreachableRtmpServerFailsFast() throws {
+        let directory = try Package.temporaryDirectory("unreachable")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let started = Date()
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "rtmp://127.0.0.1:\(freePort())/live/key", "--output", directory + "/o.flv",
+                                                          "--input-timeout", "5"], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 30) == 1, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("cannot read input rtmp://127.0.0.1"), "\(relay.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test func streamKeyNobodyPublishesTimesOut() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("nokey")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let started = Date()
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("nobody"), "--output", directory + "/o.flv",
+                                                          "--input-timeout", "3"], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 30) == 1, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("no video from \(nginx.url("nobody")) within 3 s"), "\(relay.stderr)")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed >= 3 && elapsed < 15, "bounded wait took \(elapsed) s")
+    }
+
+    @Test func srtListenerWithoutBroadcasterTimesOut() throws {
+        let directory = try Package.temporaryDirectory("srt-idle")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(freePort(udp: true))?mode=listener",
+                                                          "--output", directory + "/o.mkv", "--input-timeout", "2"],
+                                     logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 30) == 1, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("no broadcaster sent video"), "\(relay.stderr)")
+    }
+}
