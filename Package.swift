@@ -47,6 +47,6 @@ let package = Package(
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge"]),
-        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit"]),
+        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),
     ]
 )

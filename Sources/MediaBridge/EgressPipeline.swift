@@ -11,7 +11,8 @@ final class EgressPipeline: @unchecked Sendable {
     private let pool: UnsafeMutablePointer<GstBufferPool>
     let videoInfo: UnsafeMutablePointer<GstVideoInfo>
 
-    /// At most this many drawn frames are in flight (appsrc queue plus encoder); a stage that gets
+    /// Allocated on first use (a relay that never draws never pays for them). At most this many
+    /// drawn frames are in flight (appsrc queue plus encoder); a stage that gets
     /// ahead of the encoder waits for a buffer to come back.
     static let poolBuffers: guint = 12
 
@@ -39,7 +40,7 @@ final class EgressPipeline: @unchecked Sendable {
             throw error
         }
         fr_appsrc_set_caps(videoSource, videoCaps)
-        guard let pool = fr_video_pool_new(videoCaps, guint(fr_video_info_size(videoInfo)), 2, Self.poolBuffers) else {
+        guard let pool = fr_video_pool_new(videoCaps, guint(fr_video_info_size(videoInfo)), 0, Self.poolBuffers) else {
             fr_unref(videoSource)
             fr_unref(audioSource)
             fr_unref(pipeline)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a stream comes from.
 public enum InputEndpoint: Equatable, Sendable, CustomStringConvertible {
@@ -87,13 +87,13 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
         } else if text.contains("://") {
             throw EndpointError(text, role: "output", reason: "unsupported scheme", hint: Self.outputHint)
         } else {
-            let ext = (text as NSString).pathExtension.lowercased()
+            let name = text.split(separator: "/").last.map(String.init) ?? text
+            let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
             guard let container = Container(rawValue: ext) else {
                 throw EndpointError(text, role: "output", reason: "unknown file type '.\(ext)'", hint: Self.outputHint)
             }
-            let directory = (text as NSString).deletingLastPathComponent
-            var isDirectory: ObjCBool = false
-            if !directory.isEmpty, !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            let directory = text.contains("/") ? String(text[..<text.lastIndex(of: "/")!]) : ""
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory + "/.") {
                 throw EndpointError(text, role: "output", reason: "directory \(directory) does not exist", hint: "create it first")
             }
             self = .file(path: text, container: container)

@@ -1,5 +1,5 @@
 import CGStreamer
-import Foundation
+import Glibc
 
 /// Process-wide GStreamer set-up and the conversions every other file here shares.
 enum GStreamer {

@@ -1,5 +1,4 @@
 import CGStreamer
-import Foundation
 import Logging
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CGStreamer
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FrameKit
 import Logging
 import Synchronization
@@ -155,12 +156,12 @@ public final class MediaRelay: @unchecked Sendable {
     public func run() throws(MediaError) {
         try ingest.start()
         let started = ContinuousClock.now
-        let frameThread = Thread { [self] in frameLoop() }
-        frameThread.name = "facerelay-frames"
-        frameThread.start()
-        let audioThread = Thread { [self] in audioLoop() }
-        audioThread.name = "facerelay-audio"
-        audioThread.start()
+        let frameThread = LoopThread { [self] in frameLoop() }
+        let audioThread = LoopThread { [self] in audioLoop() }
+        defer {
+            frameThread.join()
+            audioThread.join()
+        }
 
         var missingPlugin: String?
         var egressFinished = false
@@ -228,7 +229,7 @@ public final class MediaRelay: @unchecked Sendable {
                     fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(description)"))
                 }
             } else if egress == nil {
-                Thread.sleep(forTimeInterval: 0.02)
+                sleep(seconds: 0.02)
             }
 
             if let retry = retryAt, ContinuousClock.now >= retry {
@@ -368,7 +369,7 @@ public final class MediaRelay: @unchecked Sendable {
             if path == \.audioSink, streams.allPadsKnown || shared.withLock({ $0.info != nil }) {
                 if streams.audioSink == nil { return nil }
             }
-            Thread.sleep(forTimeInterval: 0.01)
+            sleep(seconds: 0.01)
         }
         return nil
     }
@@ -383,7 +384,7 @@ public final class MediaRelay: @unchecked Sendable {
         // decodebin announces audio and video pads separately: give the audio pad a moment.
         let deadline = ContinuousClock.now + .seconds(1)
         while !ingest.snapshot.allPadsKnown, ingest.snapshot.audioSink == nil, ContinuousClock.now < deadline, !stopRequested {
-            Thread.sleep(forTimeInterval: 0.01)
+            sleep(seconds: 0.01)
         }
         let withAudio = ingest.snapshot.audioSink != nil
         logger.debug("egress start: waited for the audio pad", metadata: ["seconds": "\(ContinuousClock.now - deadline + .seconds(1))", "audio": "\(withAudio)"])
@@ -405,7 +406,7 @@ public final class MediaRelay: @unchecked Sendable {
             }
             logger.info("relaying", metadata: [
                 "input": "\(input)", "output": "\(output)",
-                "video": "\(streamInfo.width)x\(streamInfo.height) @ \(String(format: "%.2f", streamInfo.framesPerSecond)) fps",
+                "video": "\(streamInfo.width)x\(streamInfo.height) @ \(formatted(streamInfo.framesPerSecond, decimals: 2)) fps",
                 "audio": "\(withAudio ? (ingest.snapshot.audioIsPassThrough ? "AAC kept as is" : "encoded to AAC") : "none")",
             ])
             return egress
@@ -509,7 +510,7 @@ public final class MediaRelay: @unchecked Sendable {
         guard let sink = waitForSink(\.audioSink) else { return }
         // Audio is not pulled until the first video frame has fixed the timeline's origin: the
         // appsink holds it meanwhile, and packets from just before the origin are trimmed below.
-        while !stopRequested, shared.withLock({ $0.info == nil }) { Thread.sleep(forTimeInterval: 0.005) }
+        while !stopRequested, shared.withLock({ $0.info == nil }) { sleep(seconds: 0.005) }
         var capsSetOn: ObjectIdentifier?
         while !stopRequested {
             guard let sample = fr_appsink_pull(sink, 100_000_000) else {

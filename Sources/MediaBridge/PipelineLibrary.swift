@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The folder of pipeline templates, and the descriptions built from them for one stream.
 public struct PipelineLibrary: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A gst-launch description read from a file in `Pipelines/`, with `{placeholders}` filled at run
 /// time. Lines starting with `#` are comments for the operator.
@@ -16,9 +16,9 @@ public struct PipelineTemplate: Sendable {
     public init(path: String, text: String) {
         self.path = path
         body = text.split(separator: "\n", omittingEmptySubsequences: false)
-            .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+            .filter { !$0.drop(while: \.isWhitespace).hasPrefix("#") }
             .joined(separator: " ")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .trimmed
     }
 
     /// The placeholder names the template uses, in order of first use.
@@ -39,13 +39,13 @@ public struct PipelineTemplate: Sendable {
         let missing = placeholders.filter { values[$0] == nil }
         guard missing.isEmpty else { throw .unknownPlaceholders(path: path, names: missing, known: values.keys.sorted()) }
         var result = body
-        for (name, value) in values { result = result.replacingOccurrences(of: "{\(name)}", with: value) }
+        for (name, value) in values { result = result.replacing("{\(name)}", with: value) }
         return result
     }
 
     /// Escapes a value for use inside double quotes in a gst-launch description.
     public static func quoted(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
     }
 }
 
@@ -65,5 +65,11 @@ public enum PipelineTemplateError: Error, CustomStringConvertible, Equatable {
         case .directoryNotFound(let searched):
             return "no Pipelines/ directory found (looked in \(searched.joined(separator: ", "))); pass --pipelines DIR or set FACERELAY_PIPELINES"
         }
+    }
+}
+
+extension String {
+    var trimmed: String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

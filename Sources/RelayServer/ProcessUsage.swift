@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// CPU and memory of this process, read from the kernel.
 public struct ProcessUsage: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import FrameKit
 import Logging
 import MediaBridge
@@ -83,23 +84,18 @@ public final class RelaySession: Sendable {
 }
 
 /// The counters at the previous stats line, so that each line covers its own interval.
-private final class LastReport: @unchecked Sendable {
-    private let lock = NSLock()
-    private var counters: MediaRelay.Counters
-    private var usage: ProcessUsage
-    private var at: ContinuousClock.Instant
+private final class LastReport: Sendable {
+    typealias Report = (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant)
+    private let last: Locked<Report>
 
     init(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
-        self.counters = counters
-        self.usage = usage
-        self.at = at
+        last = Locked((counters, usage, at))
     }
 
-    func swap(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) -> (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
-        lock.lock()
-        defer { lock.unlock() }
-        let previous = (self.counters, self.usage, self.at)
-        (self.counters, self.usage, self.at) = (counters, usage, at)
-        return previous
+    func swap(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) -> Report {
+        last.withLock { last in
+            defer { last = (counters, usage, at) }
+            return last
+        }
     }
 }

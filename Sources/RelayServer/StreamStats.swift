@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MediaBridge
 
 /// The figures of one stream, as logged every --stats-interval and written to --stats-json at exit.
@@ -65,8 +65,9 @@ public struct StreamStats: Codable, Sendable, Equatable {
     }
 
     public var logLine: String {
-        String(format: "frames_in=%d frames_out=%d dropped=%d fps=%.1f stage_ms=%.3f cpu_cores=%.2f rss_mb=%.1f",
-               framesIn, framesOut, framesDropped, fps, stageMsPerFrame, processCpuCores, rssMb)
+        "frames_in=\(framesIn) frames_out=\(framesOut) dropped=\(framesDropped) fps=\(formatted(fps, decimals: 1))"
+            + " stage_ms=\(formatted(stageMsPerFrame, decimals: 3)) cpu_cores=\(formatted(processCpuCores, decimals: 2))"
+            + " rss_mb=\(formatted(rssMb, decimals: 1))" + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
     }
 
     public func json() throws -> Data {

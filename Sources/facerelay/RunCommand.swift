@@ -1,6 +1,6 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import Glibc
 import FrameKit
 import Logging
 import MediaBridge

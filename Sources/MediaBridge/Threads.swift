@@ -1,0 +1,36 @@
+import Glibc
+
+/// A dedicated thread for a loop that blocks in GStreamer calls (and so must not sit on a
+/// Swift-concurrency or Dispatch worker). Joined with `join()`.
+final class LoopThread: @unchecked Sendable {
+    private var thread = pthread_t()
+    private let body: () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<LoopThread>.fromOpaque(context!).takeRetainedValue()
+            loop.body()
+            return nil
+        }, context)
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+func sleep(seconds: Double) {
+    usleep(useconds_t(seconds * 1_000_000))
+}
+
+/// "%.Nf" without Foundation's String(format:).
+public func formatted(_ value: Double, decimals: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let rounded = (abs(value) * scale).rounded()
+    let whole = Int(rounded / scale)
+    let fraction = Int(rounded - Double(whole) * scale)
+    var digits = String(fraction)
+    while digits.count < decimals { digits = "0" + digits }
+    return (value < 0 && rounded > 0 ? "-" : "") + String(whole) + (decimals > 0 ? "." + digits : "")
+}

@@ -1,0 +1,66 @@
+import Foundation
+import FrameKit
+import Logging
+import MediaBridge
+import Testing
+
+/// A stage that asks to draw on every other frame and paints a white square on it.
+private final class SquareStage: FrameStage {
+    static let box = (x: 128, y: 320, size: 64)
+    var analysed = 0
+    var drawn = 0
+    var sawNonIncreasingPTS = false
+    private var lastPTS: Int64 = -1
+
+    func analyse(_ frame: VideoFrame) -> StageDecision {
+        if frame.pts <= lastPTS { sawNonIncreasingPTS = true }
+        lastPTS = frame.pts
+        analysed += 1
+        return analysed % 2 == 0 ? .draw : .passThrough
+    }
+
+    func draw(on frame: VideoFrame) {
+        drawn += 1
+        let box = Self.box
+        for y in box.y..<(box.y + box.size) {
+            frame.luma.row(y).advanced(by: box.x).update(repeating: 235, count: box.size)
+        }
+        for y in (box.y / 2)..<((box.y + box.size) / 2) {
+            frame.chromaU.row(y).advanced(by: box.x / 2).update(repeating: 128, count: box.size / 2)
+            frame.chromaV.row(y).advanced(by: box.x / 2).update(repeating: 128, count: box.size / 2)
+        }
+    }
+}
+
+@Suite struct DrawPathTests {
+    @Test func drawnFramesGoOutWithTheDrawingAndTheRestUntouched() throws {
+        let directory = try Package.temporaryDirectory("draw")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.mp4")
+        let output = directory + "/drawn.mkv"
+        let stage = SquareStage()
+        let relay = try MediaRelay(input: .file(path: input), output: .file(path: output, container: .mkv), settings: RelaySettings(),
+                                   library: PipelineLibrary(directory: Package.root.appendingPathComponent("Pipelines").path),
+                                   stage: stage, logger: Logger(label: "test"))
+        try relay.run()
+        #expect(stage.analysed == 180 && stage.drawn == 90)
+        #expect(!stage.sawNonIncreasingPTS)
+        #expect(relay.counters.framesOut == 180)
+
+        let report = try MediaReport(output)
+        let reference = try ReferenceReports.report(input)
+        #expect(report.frames.compactMap(\.index) == Array(0..<180))
+        // The square, in the 320x180 analysis pictures: a quarter of its full-size coordinates.
+        let inside = (x: SquareStage.box.x / 4 + 4, y: SquareStage.box.y / 4 + 4)
+        for frame in report.frames {
+            guard let index = frame.index else { continue }
+            let value = frame.pixels[inside.y * MediaReport.width + inside.x]
+            if index % 2 == 1 {
+                #expect(value > 220, "frame \(index) should carry the square: \(value)")
+            } else {
+                #expect(value < 200, "frame \(index) should be untouched: \(value)")
+                #expect(MediaReport.psnr(frame.pixels, reference.frames[index].pixels) > 30)
+            }
+        }
+    }
+}
