@@ -86,3 +86,43 @@ import Testing
         #expect(relay.stderr.contains("no broadcaster sent video"), "\(relay.stderr)")
     }
 }
+
+/// The platform going away mid-stream: the relay keeps the input, rebuilds its output and carries on.
+@Suite(.serialized) struct UpstreamReconnectTests {
+    @Test func deadUpstreamIsReconnected() throws {
+        let ingest = try NginxRTMP()
+        var platform: NginxRTMP? = try NginxRTMP()
+        let platformPort = platform!.port
+        let directory = try Package.temporaryDirectory("reconnect")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p_bench.mp4")
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", ingest.url("in"), "--output", platform!.url("out"),
+                                                          "--stats-json", directory + "/stats.json"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "flv", ingest.url("in")],
+                                         logDirectory: directory, name: "publisher")
+        Thread.sleep(forTimeInterval: 4)
+        platform!.kill()
+        platform = nil
+        Thread.sleep(forTimeInterval: 1)
+        platform = try NginxRTMP(port: platformPort)
+        let recording = directory + "/after-reconnect.flv"
+        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", platform!.url("out"), "-t", "6", "-c", "copy", "-y", recording],
+                                        logDirectory: directory, name: "recorder")
+        #expect(publisher.wait(seconds: 60) == 0, "publisher: \(publisher.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        #expect(recorder.wait(seconds: 30) == 0, "recorder: \(recorder.stderr)")
+        #expect(relay.stderr.contains("output failed, reconnecting") && relay.stderr.contains("output reconnected"), "\(relay.stderr)")
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        #expect(stats.frames_out > 400, "\(stats.frames_out) frames relayed of 600")
+
+        // What the platform receives after it came back is the input's own stream, in order.
+        let report = try MediaReport(recording)
+        let indices = report.frames.compactMap(\.index)
+        #expect(report.frames.count >= 150, "\(report.frames.count) frames after the reconnect")
+        #expect(indices.count >= report.frames.count - 1 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 })
+        #expect((indices.first ?? 0) > 120, "the stream resumed where the input was, not from its start")
+        #expect(report.audio?.codec == "aac")
+    }
+}

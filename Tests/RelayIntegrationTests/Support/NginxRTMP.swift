@@ -6,9 +6,10 @@ final class NginxRTMP {
     let directory: String
     private let child: ChildProcess
 
-    init() throws {
+    /// A server on `port` (a free one when nil): a stopped server can be brought back on its port.
+    init(port fixedPort: Int? = nil) throws {
         directory = try Package.temporaryDirectory("nginx")
-        port = freePort()
+        port = fixedPort ?? freePort()
         let config = """
         load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
         daemon off;
@@ -49,6 +50,12 @@ final class NginxRTMP {
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
+    }
+
+    /// Stops the server abruptly, as a crashed or unreachable platform would.
+    func kill() {
+        child.signal(SIGKILL)
+        child.wait(seconds: 5)
     }
 
     deinit {
