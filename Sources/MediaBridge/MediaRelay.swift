@@ -100,7 +100,7 @@ public final class MediaRelay: @unchecked Sendable {
         ingest = try IngestPipeline(input: input, settings: settings, library: library, logger: logger)
         // Build the egress once with stand-in values so that a broken template fails now, not when
         // the first frame arrives.
-        let trial = try Self.egressDescription(library: library, output: output, fps: 30, withAudio: true, settings: settings)
+        let trial = try Self.egressDescription(library: library, input: input, output: output, fps: 30, withAudio: true, settings: settings)
         fr_unref(try GStreamer.parse(trial, files: egressFiles))
     }
 
@@ -118,9 +118,10 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
-    static func egressDescription(library: PipelineLibrary, output: OutputEndpoint, fps: Double, withAudio: Bool, settings: RelaySettings) throws(MediaError) -> String {
+    static func egressDescription(library: PipelineLibrary, input: InputEndpoint, output: OutputEndpoint, fps: Double, withAudio: Bool, settings: RelaySettings) throws(MediaError) -> String {
         do {
-            return try library.egressDescription(for: output, framesPerSecond: fps, withAudio: withAudio, settings: settings)
+            return try library.egressDescription(for: output, framesPerSecond: fps, withAudio: withAudio,
+                                                 live: input.isLive || settings.realtime, settings: settings)
         } catch {
             throw MediaError(.pipelineTemplate, error.description)
         }
@@ -324,7 +325,7 @@ public final class MediaRelay: @unchecked Sendable {
         _ = gst_video_info_from_caps(info, videoCaps)
         let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
         let fps = fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 30
-        let description = try Self.egressDescription(library: library, output: output, fps: fps, withAudio: withAudio, settings: settings)
+        let description = try Self.egressDescription(library: library, input: input, output: output, fps: fps, withAudio: withAudio, settings: settings)
         let egress = try EgressPipeline(description: description, files: egressFiles, videoCaps: videoCaps, withAudio: withAudio)
         try egress.start()
         return egress

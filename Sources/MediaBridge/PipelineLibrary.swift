@@ -71,7 +71,7 @@ public struct PipelineLibrary: Sendable {
     }
 
     /// The egress description: encoder, muxer and sink, with an audio branch when the input has audio.
-    public func egressDescription(for output: OutputEndpoint, framesPerSecond: Double, withAudio: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+    public func egressDescription(for output: OutputEndpoint, framesPerSecond: Double, withAudio: Bool, live: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
         let sink: String
         switch output {
         case .rtmp(let url):
@@ -87,8 +87,9 @@ public struct PipelineLibrary: Sendable {
             "bitrate_kbps": String(settings.bitrateKbps),
             "keyframe_frames": String(keyframeFrames),
             "sink": sink,
+            "live": live ? "true" : "false",
         ])
-        if withAudio { description += " " + (try template("egress-audio.gst").filled([:])) }
+        if withAudio { description += " " + (try template("egress-audio.gst").filled(["live": live ? "true" : "false"])) }
         return description
     }
 }

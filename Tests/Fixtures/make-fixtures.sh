@@ -40,6 +40,12 @@ make face_720p.ts 12 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -p
 make face_720p_silent.mkv 4 -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p
 make face_720p_mp3.mkv 4 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a libmp3lame -b:a 128k -shortest
 make face_720p_bench.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+# Ten minutes, small, for A/V drift: the same beeps on frames 30, 90, 150... (no barcode needed).
+if [ ! -s face_180p_10min.flv ]; then
+  ffmpeg -nostdin -v error -y -filter_complex "color=c=0x606060:s=320x180:r=30:d=600[bg];movie=$photo,scale=100:100,loop=-1:1[face];[bg][face]overlay=x='110+50*sin(2*PI*t/4)':y=50:shortest=1,format=yuv420p" \
+    -f lavfi -i "$beeps" -c:v libx264 -preset ultrafast -g 60 -c:a aac -b:a 64k -t 600 -shortest face_180p_10min.part.flv
+  mv face_180p_10min.part.flv face_180p_10min.flv
+fi
 [ -s audio_only.m4a ] || ffmpeg -nostdin -v error -y -f lavfi -i "$beeps" -t 3 -c:a aac audio_only.m4a
 [ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv

@@ -42,12 +42,14 @@ import Testing
         let outputs: [OutputEndpoint] = [.rtmp(url: "rtmp://h/a/k"), .srt(uri: "srt://h:1?mode=caller")]
             + OutputEndpoint.Container.allCases.map { .file(path: "/tmp/o.\($0.rawValue)", container: $0) }
         for output in outputs {
-            let description = try library.egressDescription(for: output, framesPerSecond: 30, withAudio: true, settings: settings)
+            let description = try library.egressDescription(for: output, framesPerSecond: 30, withAudio: true, live: true, settings: settings)
+            #expect(description.contains("is-live=true") && !description.contains("is-live=false"))
             #expect(description.contains("appsrc name=video_in") && description.contains("appsrc name=audio_in"))
             #expect(description.contains("key-int-max=60"))
             #expect(description.contains("name=mux"))
         }
-        let silent = try library.egressDescription(for: outputs[0], framesPerSecond: 25, withAudio: false, settings: settings)
+        let silent = try library.egressDescription(for: outputs[0], framesPerSecond: 25, withAudio: false, live: false, settings: settings)
+        #expect(silent.contains("is-live=false"))
         #expect(!silent.contains("audio_in") && silent.contains("key-int-max=50"))
     }
 
@@ -57,7 +59,7 @@ import Testing
         settings.bitrateKbps = 4000
         settings.keyframeIntervalSeconds = 1
         let description = try PipelineLibrary(directory: Self.pipelines)
-            .egressDescription(for: .file(path: "o.flv", container: .flv), framesPerSecond: 29.97, withAudio: false, settings: settings)
+            .egressDescription(for: .file(path: "o.flv", container: .flv), framesPerSecond: 29.97, withAudio: false, live: false, settings: settings)
         #expect(description.contains("speed-preset=ultrafast") && description.contains("bitrate=4000") && description.contains("key-int-max=30"))
     }
 

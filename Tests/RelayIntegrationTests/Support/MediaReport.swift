@@ -73,7 +73,7 @@ struct MediaReport: Sendable {
     /// ones. Relayed AAC is bit-for-bit the input's, so this compares input and output exactly,
     /// free of the decoder's start-up trimming (which differs between a file that starts on the
     /// encoder's priming packet and one that starts mid-stream).
-    private static func beeps(_ path: String, codec: String) throws -> [Double] {
+    static func beeps(_ path: String, codec: String) throws -> [Double] {
         guard codec == "aac" else { return [] }
         let packets = String(decoding: try run("/usr/bin/ffprobe", [
             "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts_time,size", "-of", "csv=p=0", path,
