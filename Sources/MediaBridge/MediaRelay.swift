@@ -169,7 +169,6 @@ public final class MediaRelay: @unchecked Sendable {
         var stopStarted: ContinuousClock.Instant?
         var outageStarted: ContinuousClock.Instant?
         var lastEgressError = ""
-        var brokenEgress: EgressPipeline?
         var retryAt: ContinuousClock.Instant?
 
         func fail(_ error: MediaError) {
@@ -217,7 +216,6 @@ public final class MediaRelay: @unchecked Sendable {
                         logger.warning("output failed, reconnecting in \(settings.reconnectDelaySeconds) s", metadata: ["output": "\(output)", "error": "\(lastEgressError)"])
                         shared.withLock { $0.egress = nil }
                         fr_set_state(egress.pipeline, GST_STATE_NULL)
-                        brokenEgress = egress
                         outageStarted = outageStarted ?? .now
                         retryAt = .now + .seconds(settings.reconnectDelaySeconds)
                     } else {
@@ -234,7 +232,6 @@ public final class MediaRelay: @unchecked Sendable {
             }
 
             if let retry = retryAt, ContinuousClock.now >= retry {
-                brokenEgress = nil
                 retryAt = nil
                 if let outage = outageStarted, ContinuousClock.now - outage > .seconds(settings.reconnectGiveUpSeconds) {
                     fail(MediaError(.output, "output \(output) unreachable for \(Int(settings.reconnectGiveUpSeconds)) s, giving up; last error: \(lastEgressError)"))
@@ -268,7 +265,6 @@ public final class MediaRelay: @unchecked Sendable {
                 }
             }
         }
-        _ = brokenEgress
         fr_set_state(ingest.pipeline, GST_STATE_NULL)
         let final = shared.withLock { shared in
             let egress = shared.egress
@@ -318,13 +314,9 @@ public final class MediaRelay: @unchecked Sendable {
 
     // MARK: egress
 
-    private func buildEgress(videoCaps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) -> EgressPipeline {
-        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
-        defer { info.deallocate() }
-        gst_video_info_init(info)
-        _ = gst_video_info_from_caps(info, videoCaps)
-        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
-        let fps = fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 30
+    /// `framesPerSecond` 0 (a variable-rate input) sets keyframes as for 30 fps.
+    private func buildEgress(videoCaps: UnsafeMutablePointer<GstCaps>, framesPerSecond: Double, withAudio: Bool) throws(MediaError) -> EgressPipeline {
+        let fps = framesPerSecond > 0 ? framesPerSecond : 30
         let description = try Self.egressDescription(library: library, input: input, output: output, fps: fps, withAudio: withAudio, settings: settings)
         let egress = try EgressPipeline(description: description, files: egressFiles, videoCaps: videoCaps, withAudio: withAudio)
         try egress.start()
@@ -333,7 +325,7 @@ public final class MediaRelay: @unchecked Sendable {
 
     private func rebuildEgress() throws(MediaError) {
         guard let (caps, info) = shared.withLock({ shared in shared.videoCaps.flatMap { caps in shared.info.map { (caps, $0) } } }) else { return }
-        let egress = try buildEgress(videoCaps: caps, withAudio: info.hasAudio)
+        let egress = try buildEgress(videoCaps: caps, framesPerSecond: info.framesPerSecond, withAudio: info.hasAudio)
         shared.withLock { $0.egress = egress }
     }
 
@@ -397,7 +389,7 @@ public final class MediaRelay: @unchecked Sendable {
         let streamInfo = StreamInfo(width: Int(fr_video_info_width(info)), height: Int(fr_video_info_height(info)),
                                     framesPerSecond: fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 0, hasAudio: withAudio)
         do {
-            let egress = try buildEgress(videoCaps: caps, withAudio: withAudio)
+            let egress = try buildEgress(videoCaps: caps, framesPerSecond: streamInfo.framesPerSecond, withAudio: withAudio)
             gst_caps_ref(caps)
             shared.withLock { shared in
                 shared.egress = egress
