@@ -32,11 +32,11 @@ final class IngestPipeline: @unchecked Sendable {
         self.logger = logger
         inputName = input.description
         let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
-        let live = input.isLive || settings.realtime
+        let sync = settings.pacesFile(input)
         do {
-            videoBranch = try library.videoBranchDescription(live: live, sync: settings.realtime && !input.isLive)
-            audioBranchAAC = try library.audioBranchDescription(isAAC: true, sync: settings.realtime && !input.isLive, settings: settings)
-            audioBranchEncode = try library.audioBranchDescription(isAAC: false, sync: settings.realtime && !input.isLive, settings: settings)
+            videoBranch = try library.videoBranchDescription(live: settings.isLive(input), sync: sync)
+            audioBranchAAC = try library.audioBranchDescription(isAAC: true, sync: sync, settings: settings)
+            audioBranchEncode = try library.audioBranchDescription(isAAC: false, sync: sync, settings: settings)
             pipeline = try GStreamer.parse(try library.ingestDescription(for: input, settings: settings), files: files)
         } catch let error as PipelineTemplateError {
             throw MediaError(.pipelineTemplate, error.description)

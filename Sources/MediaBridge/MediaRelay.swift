@@ -121,7 +121,7 @@ public final class MediaRelay: @unchecked Sendable {
     static func egressDescription(library: PipelineLibrary, input: InputEndpoint, output: OutputEndpoint, fps: Double, withAudio: Bool, settings: RelaySettings) throws(MediaError) -> String {
         do {
             return try library.egressDescription(for: output, framesPerSecond: fps, withAudio: withAudio,
-                                                 live: input.isLive || settings.realtime, settings: settings)
+                                                 live: settings.isLive(input), settings: settings)
         } catch {
             throw MediaError(.pipelineTemplate, error.description)
         }

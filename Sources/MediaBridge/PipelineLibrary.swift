@@ -110,5 +110,12 @@ public struct RelaySettings: Sendable {
 
     public init() {}
 
+    /// Whether a stream runs at its own pace: a network input, or a file paced by --realtime.
+    /// Ingest (drop policy) and egress (live muxing) must agree on this.
+    public func isLive(_ input: InputEndpoint) -> Bool { input.isLive || realtime }
+
+    /// Whether the ingest paces a file at its own frame rate (a network input paces itself).
+    public func pacesFile(_ input: InputEndpoint) -> Bool { realtime && !input.isLive }
+
     public static let x264Presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
 }
