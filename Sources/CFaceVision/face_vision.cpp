@@ -1,0 +1,280 @@
+// dlib and OpenCV calls only: everything else (tracking, smoothing, expressions) is Swift.
+#include "face_vision.h"
+
+#include <dlib/image_processing.h>
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <dlib/opencv/cv_image.h>
+#include <opencv2/calib3d.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <string>
+#include <vector>
+
+struct fv_detector {
+    dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    std::vector<dlib::rect_detection> found;
+};
+
+// dlib's shape predictor, evaluated here rather than through dlib::shape_predictor so that the
+// landmarks keep their sub-pixel precision (dlib rounds them to whole pixels, which shows as jitter)
+// and the scratch vectors are reused (dlib allocates them on every fit). Same model file, same trees,
+// same arithmetic.
+struct fv_landmarker {
+    dlib::matrix<float, 0, 1> initialShape;
+    std::vector<std::vector<dlib::impl::regression_tree>> forests;
+    std::vector<std::vector<unsigned long>> anchors;
+    std::vector<std::vector<dlib::vector<float, 2>>> deltas;
+    dlib::matrix<float, 0, 1> shape;
+    std::vector<float> features;
+};
+
+struct fv_pose_solver {
+    std::vector<cv::Point3d> model;
+    std::vector<cv::Point2d> image;
+    cv::Mat camera = cv::Mat::zeros(3, 3, CV_64F);
+    cv::Mat distortion = cv::Mat::zeros(4, 1, CV_64F);
+    cv::Mat rotationVector = cv::Mat::zeros(3, 1, CV_64F);
+    cv::Mat translation = cv::Mat::zeros(3, 1, CV_64F);
+    cv::Mat rotation = cv::Mat::zeros(3, 3, CV_64F);
+};
+
+namespace {
+
+void report(char **error, const std::string &message) {
+    if (error) *error = strdup(message.c_str());
+}
+
+// A view of caller-owned grey pixels, for dlib's generic image interface; no copy.
+dlib::cv_image<unsigned char> view(const uint8_t *grey, int width, int height, int stride) {
+    cv::Mat mat(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
+    return dlib::cv_image<unsigned char>(mat);
+}
+
+// Landmarks of the generic face model the pose is solved against, in the iBUG order indices below.
+// Camera-style axes (x right, y down, z away from the camera), millimetres, nose tip at the origin:
+// a face looking straight at the camera has the identity rotation.
+constexpr int kPoseLandmarks[] = {30, 8, 36, 45, 48, 54};
+const cv::Point3d kPoseModel[] = {
+    {0, 0, 0},          // 30 nose tip
+    {0, 66, 13},        // 8 chin
+    {-45, -34, 27},     // 36 outer corner of the subject's right eye
+    {45, -34, 27},      // 45 outer corner of the subject's left eye
+    {-30, 30, 25},      // 48 right mouth corner
+    {30, 30, 25},       // 54 left mouth corner
+};
+constexpr double kDegrees = 180.0 / M_PI;
+
+// The 2x2 scale-rotation that best maps `from` onto `to` (least squares, both centred): what
+// dlib::impl::find_tform_between_shapes computes, without its temporary vectors.
+thread_local float similarityResult[4];
+const float (&similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float, 0, 1> &to))[4] {
+    const long n = from.size() / 2;
+    double fx = 0, fy = 0, tx = 0, ty = 0;
+    for (long i = 0; i < n; ++i) {
+        fx += from(2 * i); fy += from(2 * i + 1);
+        tx += to(2 * i); ty += to(2 * i + 1);
+    }
+    fx /= n; fy /= n; tx /= n; ty /= n;
+    double real = 0, imaginary = 0, norm = 0;
+    for (long i = 0; i < n; ++i) {
+        const double ax = from(2 * i) - fx, ay = from(2 * i + 1) - fy;
+        const double bx = to(2 * i) - tx, by = to(2 * i + 1) - ty;
+        real += ax * bx + ay * by;
+        imaginary += ax * by - ay * bx;
+        norm += ax * ax + ay * ay;
+    }
+    const double a = norm > 0 ? real / norm : 1, b = norm > 0 ? imaginary / norm : 0;
+    similarityResult[0] = static_cast<float>(a);
+    similarityResult[1] = static_cast<float>(-b);
+    similarityResult[2] = static_cast<float>(b);
+    similarityResult[3] = static_cast<float>(a);
+    return similarityResult;
+}
+
+}  // namespace
+
+extern "C" {
+
+fv_detector *fv_detector_create(char **error) {
+    try {
+        return new fv_detector();
+    } catch (const std::exception &e) {
+        report(error, std::string("cannot create the face detector: ") + e.what());
+        return nullptr;
+    }
+}
+
+void fv_detector_destroy(fv_detector *detector) { delete detector; }
+
+int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
+              double minimum_score, fv_box *boxes, int capacity, char **error) {
+    try {
+        detector->found.clear();
+        detector->detector(view(grey, width, height, stride), detector->found, minimum_score);
+        std::sort(detector->found.begin(), detector->found.end(),
+                  [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
+                      return a.detection_confidence > b.detection_confidence;
+                  });
+        int count = std::min<int>(capacity, static_cast<int>(detector->found.size()));
+        for (int i = 0; i < count; ++i) {
+            const dlib::rectangle &r = detector->found[i].rect;
+            boxes[i] = {static_cast<float>(r.left()), static_cast<float>(r.top()),
+                        static_cast<float>(r.width()), static_cast<float>(r.height())};
+        }
+        return count;
+    } catch (const std::exception &e) {
+        report(error, std::string("face detection failed: ") + e.what());
+        return -1;
+    }
+}
+
+fv_landmarker *fv_landmarker_create(const char *model_path, char **error) {
+    std::ifstream probe(model_path, std::ios::binary);
+    if (!probe) {
+        report(error, std::string("cannot open the landmark model ") + model_path + ": " + std::strerror(errno));
+        return nullptr;
+    }
+    probe.close();
+    auto *landmarker = new fv_landmarker();
+    try {
+        // The layout dlib::serialize(shape_predictor) writes.
+        int version = 0;
+        std::ifstream in(model_path, std::ios::binary);
+        dlib::deserialize(version, in);
+        if (version != 1) throw dlib::serialization_error("unknown shape predictor version " + std::to_string(version));
+        dlib::deserialize(landmarker->initialShape, in);
+        dlib::deserialize(landmarker->forests, in);
+        dlib::deserialize(landmarker->anchors, in);
+        dlib::deserialize(landmarker->deltas, in);
+        if (landmarker->forests.empty() || landmarker->anchors.size() != landmarker->forests.size() ||
+            landmarker->deltas.size() != landmarker->forests.size()) {
+            throw dlib::serialization_error("inconsistent cascade");
+        }
+    } catch (const std::exception &e) {
+        delete landmarker;
+        report(error, std::string("the landmark model ") + model_path + " is not a dlib shape predictor: " + e.what());
+        return nullptr;
+    }
+    long parts = landmarker->initialShape.size() / 2;
+    if (parts != FV_LANDMARK_COUNT) {
+        delete landmarker;
+        report(error, std::string("the landmark model ") + model_path + " has " + std::to_string(parts) + " points, not 68");
+        return nullptr;
+    }
+    return landmarker;
+}
+
+void fv_landmarker_destroy(fv_landmarker *landmarker) { delete landmarker; }
+
+int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, int height, int stride,
+                     fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error) {
+    try {
+        dlib::rectangle rect(std::lround(box.x), std::lround(box.y),
+                             std::lround(box.x + box.width) - 1, std::lround(box.y + box.height) - 1);
+        const dlib::point_transform_affine toImage = dlib::impl::unnormalizing_tform(rect);
+        const dlib::rectangle area(0, 0, width - 1, height - 1);
+        dlib::matrix<float, 0, 1> &shape = landmarker->shape;
+        shape = landmarker->initialShape;
+        std::vector<float> &features = landmarker->features;
+        for (size_t level = 0; level < landmarker->forests.size(); ++level) {
+            // Where the sampled pixels of this level sit, relative to the current shape.
+            const float (&m)[4] = similarity(landmarker->initialShape, shape);
+            const auto &anchors = landmarker->anchors[level];
+            const auto &deltas = landmarker->deltas[level];
+            features.resize(deltas.size());
+            for (size_t i = 0; i < deltas.size(); ++i) {
+                const dlib::vector<float, 2> d = deltas[i];
+                const dlib::vector<float, 2> at(m[0] * d.x() + m[1] * d.y() + shape(2 * anchors[i]),
+                                                m[2] * d.x() + m[3] * d.y() + shape(2 * anchors[i] + 1));
+                const dlib::point p = toImage(at);
+                features[i] = area.contains(p) ? grey[p.y() * stride + p.x()] : 0;
+            }
+            unsigned long leaf;
+            for (const auto &tree : landmarker->forests[level]) shape += tree(features, leaf);
+        }
+        for (int i = 0; i < FV_LANDMARK_COUNT; ++i) {
+            const dlib::dpoint p = toImage(dlib::dpoint(shape(2 * i), shape(2 * i + 1)));
+            landmarks[i] = {static_cast<float>(p.x()), static_cast<float>(p.y())};
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("landmark fit failed: ") + e.what());
+        return -1;
+    }
+}
+
+fv_pose_solver *fv_pose_solver_create(char **error) {
+    try {
+        auto *solver = new fv_pose_solver();
+        solver->model.assign(std::begin(kPoseModel), std::end(kPoseModel));
+        solver->image.resize(solver->model.size());
+        return solver;
+    } catch (const std::exception &e) {
+        report(error, std::string("cannot create the pose solver: ") + e.what());
+        return nullptr;
+    }
+}
+
+void fv_pose_solver_destroy(fv_pose_solver *solver) { delete solver; }
+
+int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
+                  int frame_height, const fv_pose *previous, fv_pose *pose) {
+    try {
+        for (size_t i = 0; i < solver->model.size(); ++i) {
+            const fv_point &p = landmarks[kPoseLandmarks[i]];
+            solver->image[i] = {p.x, p.y};
+        }
+        auto &camera = solver->camera;
+        camera.at<double>(0, 0) = camera.at<double>(1, 1) = frame_width;
+        camera.at<double>(0, 2) = frame_width / 2.0;
+        camera.at<double>(1, 2) = frame_height / 2.0;
+        camera.at<double>(2, 2) = 1;
+        bool guess = previous != nullptr;
+        if (guess) {
+            cv::Mat previousRotation(3, 3, CV_64F, const_cast<double *>(previous->rotation));
+            cv::Rodrigues(previousRotation, solver->rotationVector);
+            for (int i = 0; i < 3; ++i) solver->translation.at<double>(i) = previous->translation[i];
+        }
+        if (!cv::solvePnP(solver->model, solver->image, camera, solver->distortion, solver->rotationVector,
+                          solver->translation, guess, cv::SOLVEPNP_ITERATIVE)) {
+            return -1;
+        }
+        cv::Rodrigues(solver->rotationVector, solver->rotation);
+        const cv::Mat &r = solver->rotation;
+        for (int i = 0; i < 9; ++i) pose->rotation[i] = r.at<double>(i / 3, i % 3);
+        for (int i = 0; i < 3; ++i) pose->translation[i] = solver->translation.at<double>(i);
+        // R = Rz(roll) Ry(yaw) Rx(pitch)
+        pose->yaw = std::asin(std::clamp(-r.at<double>(2, 0), -1.0, 1.0)) * kDegrees;
+        pose->pitch = std::atan2(r.at<double>(2, 1), r.at<double>(2, 2)) * kDegrees;
+        pose->roll = std::atan2(r.at<double>(1, 0), r.at<double>(0, 0)) * kDegrees;
+        return 0;
+    } catch (const std::exception &) {
+        return -1;
+    }
+}
+
+void fv_downscale(const uint8_t *source, int width, int height, int stride,
+                  uint8_t *destination, int destination_width, int destination_height) {
+    cv::Mat from(height, width, CV_8UC1, const_cast<uint8_t *>(source), static_cast<size_t>(stride));
+    cv::Mat to(destination_height, destination_width, CV_8UC1, destination);
+    cv::resize(from, to, to.size(), 0, 0, cv::INTER_AREA);
+}
+
+int fv_optimised_for_avx2(void) {
+#if defined(__AVX2__) && defined(__FMA__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+void fv_free_error(char *error) { free(error); }
+
+}  // extern "C"

@@ -1,0 +1,70 @@
+// Face detection, 68-point landmarks and head pose (dlib, OpenCV) behind a pure-C API.
+//
+// Images are 8-bit grey planes read in place: a frame's Y plane is passed with its stride and is
+// never copied. Every handle is opaque. A call that can fail returns NULL or a negative number and,
+// when `error` is not NULL, stores a message the caller frees with fv_free_error.
+// A detector or landmarker handle is used by one thread at a time; separate handles are independent.
+#ifndef FACE_VISION_H
+#define FACE_VISION_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FV_LANDMARK_COUNT 68
+
+typedef struct fv_point { float x, y; } fv_point;
+typedef struct fv_box { float x, y, width, height; } fv_box;
+
+/// Rotation (row-major 3x3) and translation of the generic 3D face model in camera coordinates
+/// (x right, y down, z away from the camera, millimetres), and the same rotation as angles in
+/// degrees: yaw about y, pitch about x, roll about z, applied as R = Rz(roll) Ry(yaw) Rx(pitch).
+typedef struct fv_pose {
+    double rotation[9];
+    double translation[3];
+    double yaw, pitch, roll;
+} fv_pose;
+
+typedef struct fv_detector fv_detector;
+typedef struct fv_landmarker fv_landmarker;
+typedef struct fv_pose_solver fv_pose_solver;
+
+/// dlib's HOG frontal face detector (no model file). Finds faces of about 80 pixels and larger.
+fv_detector *fv_detector_create(char **error);
+void fv_detector_destroy(fv_detector *detector);
+/// Writes up to `capacity` face boxes scoring at least `minimum_score` (0 is dlib's default; higher
+/// rejects more look-alikes such as faces printed on clothing), most confident first; returns how
+/// many, or -1 on error.
+int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
+              double minimum_score, fv_box *boxes, int capacity, char **error);
+
+/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order).
+fv_landmarker *fv_landmarker_create(const char *model_path, char **error);
+void fv_landmarker_destroy(fv_landmarker *landmarker);
+/// Fits the 68 landmarks inside `box` (a face box as the detector draws it); 0 on success.
+int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, int height, int stride,
+                     fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error);
+
+/// Head pose from landmarks with solvePnP and a generic 3D face model, for frames of the given size
+/// (focal length = frame width, principal point at the centre). Keeps its scratch matrices.
+fv_pose_solver *fv_pose_solver_create(char **error);
+void fv_pose_solver_destroy(fv_pose_solver *solver);
+/// `previous` (may be NULL) seeds the solver for continuity between frames; 0 on success.
+int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
+                  int frame_height, const fv_pose *previous, fv_pose *pose);
+
+/// Area-averaged downscale of a grey plane into `destination` (for detection on a smaller image).
+void fv_downscale(const uint8_t *source, int width, int height, int stride,
+                  uint8_t *destination, int destination_width, int destination_height);
+
+/// 1 when this build uses AVX2/FMA code paths, 0 for the portable build.
+int fv_optimised_for_avx2(void);
+void fv_free_error(char *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,128 @@
+import FrameKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs face detection on its own thread so that no frame waits for it. The frame thread writes a
+/// downscaled grey image into `image` while the worker is idle, submits it, and picks the boxes up
+/// on a later frame. One job at a time; every buffer is allocated when the frame size is set.
+final class DetectionWorker: @unchecked Sendable {
+    enum Phase { case idle, working, done }
+
+    private let detector: FaceDetector
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var thread = pthread_t()
+    // Guarded by mutex.
+    private var phase = Phase.idle
+    private var stopping = false
+    private var found = 0
+    private var cpuNanoseconds: UInt64 = 0
+    // Written by the frame thread while idle, read by the worker while working.
+    private(set) var image: Plane
+    private var storage: UnsafeMutablePointer<UInt8>
+    private let boxes: UnsafeMutableBufferPointer<FaceBox>
+    private(set) var submittedFrame = 0
+
+    init(detector: FaceDetector, capacity: Int) {
+        self.detector = detector
+        storage = .allocate(capacity: 1)
+        image = Plane(base: storage, stride: 1, width: 0, height: 0)
+        boxes = .allocate(capacity: capacity)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(wake, nil)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<DetectionWorker>.fromOpaque(context!).takeUnretainedValue().loop()
+            return nil
+        }, context)
+    }
+
+    /// Stops the thread; call before dropping the last reference.
+    func shutDown() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        pthread_cond_broadcast(wake)
+        pthread_mutex_unlock(mutex)
+        pthread_join(thread, nil)
+        storage.deallocate()
+        boxes.deallocate()
+        pthread_cond_destroy(wake)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        wake.deallocate()
+    }
+
+    var currentPhase: Phase {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return phase
+    }
+
+    /// Thread CPU time the worker has spent detecting.
+    var cpuTime: UInt64 {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return cpuNanoseconds
+    }
+
+    /// Sizes the image buffer; only while idle. Allocates only when the size changes.
+    func prepare(width: Int, height: Int) {
+        guard image.width != width || image.height != height else { return }
+        storage.deallocate()
+        storage = .allocate(capacity: max(1, width * height))
+        image = Plane(base: storage, stride: width, width: width, height: height)
+    }
+
+    func submit(frame: Int) {
+        submittedFrame = frame
+        pthread_mutex_lock(mutex)
+        phase = .working
+        pthread_cond_broadcast(wake)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Detects on the calling thread (for single images and reproducible runs).
+    func detectNow(frame: Int) -> UnsafeMutableBufferPointer<FaceBox> {
+        submittedFrame = frame
+        let started = threadCPUTime()
+        let count = detector.detect(image, into: boxes)
+        pthread_mutex_lock(mutex)
+        cpuNanoseconds &+= threadCPUTime() &- started
+        pthread_mutex_unlock(mutex)
+        return UnsafeMutableBufferPointer(rebasing: boxes[0..<count])
+    }
+
+    /// The boxes of the finished job, and the worker goes back to idle; nil while working or idle.
+    func takeResult() -> UnsafeMutableBufferPointer<FaceBox>? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard phase == .done else { return nil }
+        phase = .idle
+        return UnsafeMutableBufferPointer(rebasing: boxes[0..<found])
+    }
+
+    private func loop() {
+        pthread_mutex_lock(mutex)
+        while true {
+            while phase != .working && !stopping { pthread_cond_wait(wake, mutex) }
+            if stopping { break }
+            pthread_mutex_unlock(mutex)
+            let started = threadCPUTime()
+            let count = detector.detect(image, into: boxes)
+            let spent = threadCPUTime() &- started
+            pthread_mutex_lock(mutex)
+            found = count
+            cpuNanoseconds &+= spent
+            phase = .done
+        }
+        pthread_mutex_unlock(mutex)
+    }
+}
+
+/// CPU time of the calling thread, nanoseconds.
+func threadCPUTime() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}

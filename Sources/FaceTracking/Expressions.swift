@@ -1,0 +1,234 @@
+/// What an expression analyser sees of one face on one frame.
+public struct FaceSample {
+    public let landmarks: Landmarks
+    public let pose: HeadPose?
+    /// The face's recent head poses, oldest first (about one second).
+    public let poseHistory: PoseHistory
+
+    public init(landmarks: Landmarks, pose: HeadPose?, poseHistory: PoseHistory) {
+        self.landmarks = landmarks
+        self.pose = pose
+        self.poseHistory = poseHistory
+    }
+}
+
+/// Turns one face into a coefficient in 0...1 for one expression. Add one by conforming to this
+/// protocol and passing it in `ExpressionSettings.analysers`; the built-in ones stay as they are.
+public protocol ExpressionAnalyser: Sendable {
+    var name: String { get }
+    func coefficient(of face: FaceSample) -> Float
+}
+
+/// When an expression counts as happening: at `threshold` and above (the minimum valid
+/// coefficient), until it falls below `threshold - hysteresis`; one event per gesture.
+public struct ExpressionRule: Sendable {
+    public var analyser: any ExpressionAnalyser
+    public var threshold: Float
+    public var hysteresis: Float
+
+    public init(_ analyser: any ExpressionAnalyser, threshold: Float, hysteresis: Float = 0.15) {
+        self.analyser = analyser
+        self.threshold = threshold
+        self.hysteresis = hysteresis
+    }
+}
+
+public struct ExpressionSettings: Sendable {
+    public var rules: [ExpressionRule]
+
+    public init(rules: [ExpressionRule] = ExpressionSettings.defaultRules) {
+        self.rules = rules
+    }
+
+    public static let defaultRules: [ExpressionRule] = [
+        ExpressionRule(EyeBlink(side: .left), threshold: 0.6),
+        ExpressionRule(EyeBlink(side: .right), threshold: 0.6),
+        ExpressionRule(MouthOpen(), threshold: 0.5),
+        ExpressionRule(Smile(), threshold: 0.6),
+        ExpressionRule(BrowRaise(), threshold: 0.6),
+        ExpressionRule(HeadGesture(kind: .nod), threshold: 0.7, hysteresis: 0.5),
+        ExpressionRule(HeadGesture(kind: .shake), threshold: 0.7, hysteresis: 0.5),
+    ]
+
+    /// Replaces the threshold of the named expression; false when no rule has that name.
+    public mutating func setThreshold(_ threshold: Float, for name: String) -> Bool {
+        guard let index = rules.firstIndex(where: { $0.analyser.name == name }) else { return false }
+        rules[index].threshold = threshold
+        return true
+    }
+}
+
+/// An expression starting on one face.
+public struct ExpressionEvent: Sendable, Equatable {
+    public let faceID: Int
+    public let expression: String
+    /// Presentation time of the frame, seconds.
+    public let seconds: Double
+}
+
+/// Coefficients and on/off state of every rule for one face. Created with the track; `update`
+/// allocates nothing.
+public struct ExpressionState {
+    public private(set) var coefficients: ContiguousArray<Float>
+    public private(set) var active: ContiguousArray<Bool>
+
+    public init(ruleCount: Int) {
+        coefficients = ContiguousArray(repeating: 0, count: ruleCount)
+        active = ContiguousArray(repeating: false, count: ruleCount)
+    }
+
+    /// Updates the coefficients and calls `fired` with the index of each rule that just switched on.
+    public mutating func update(_ sample: FaceSample, rules: [ExpressionRule], fired: (Int) -> Void) {
+        for (index, rule) in rules.enumerated() {
+            let value = min(1, max(0, rule.analyser.coefficient(of: sample)))
+            coefficients[index] = value
+            if active[index] {
+                if value < rule.threshold - rule.hysteresis { active[index] = false }
+            } else if value >= rule.threshold {
+                active[index] = true
+                fired(index)
+            }
+        }
+    }
+}
+
+@inline(__always)
+func ramp(_ value: Float, from low: Float, to high: Float) -> Float {
+    min(1, max(0, (value - low) / (high - low)))
+}
+
+/// Eye closure from the eye aspect ratio (Soukupová and Čech, 2016): eyelid gap over eye width.
+public struct EyeBlink: ExpressionAnalyser {
+    public enum Side: Sendable { case left, right }
+    public let side: Side
+    /// Aspect ratio of an open eye and of a closed one.
+    public var open: Float = 0.27
+    public var closed: Float = 0.12
+
+    public init(side: Side) { self.side = side }
+
+    public var name: String { side == .left ? "blinkLeft" : "blinkRight" }
+
+    public static func aspectRatio(_ l: Landmarks, first: Int) -> Float {
+        // Points first...first+5: outer/inner corner at +0 and +3, upper lid +1 +2, lower lid +5 +4.
+        let width = l[first].distance(to: l[first + 3])
+        guard width > 0 else { return 0 }
+        return (l[first + 1].distance(to: l[first + 5]) + l[first + 2].distance(to: l[first + 4])) / (2 * width)
+    }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let ratio = Self.aspectRatio(face.landmarks, first: side == .left ? Landmark.leftEye.lowerBound : Landmark.rightEye.lowerBound)
+        return ramp(open - ratio, from: 0, to: open - closed)
+    }
+}
+
+/// Gap between the inner lips over the mouth width.
+public struct MouthOpen: ExpressionAnalyser {
+    public var closed: Float = 0.08
+    public var open: Float = 0.55
+    public init() {}
+    public var name: String { "mouthOpen" }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let l = face.landmarks
+        let width = l[60].distance(to: l[64])
+        guard width > 0 else { return 0 }
+        let gap = (l[61].distance(to: l[67]) + l[62].distance(to: l[66]) + l[63].distance(to: l[65])) / 3
+        return ramp(gap / width, from: closed, to: open)
+    }
+}
+
+/// Mouth width over the eye distance, plus how far the corners rise above the lips' centre.
+public struct Smile: ExpressionAnalyser {
+    public var neutral: Float = 0.62
+    public var broad: Float = 0.80
+    public init() {}
+    public var name: String { "smile" }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let l = face.landmarks
+        let eyes = l.eyeDistance
+        guard eyes > 0 else { return 0 }
+        let width = l[Landmark.mouthRight].distance(to: l[Landmark.mouthLeft]) / eyes
+        // Corner lift, measured across the face's own axis so head roll does not count.
+        let angle = l.eyeLineAngle
+        let c = cosf(-angle), s = sinf(-angle)
+        let centre = Point.midpoint(l[51], l[57]).rotated(cos: c, sin: s)
+        let corners = Point.midpoint(l[Landmark.mouthRight], l[Landmark.mouthLeft]).rotated(cos: c, sin: s)
+        let lift = (centre.y - corners.y) / eyes
+        return ramp(width + lift, from: neutral, to: broad)
+    }
+}
+
+/// Height of the brows above the eyes over the eye distance.
+public struct BrowRaise: ExpressionAnalyser {
+    public var neutral: Float = 0.26
+    public var raised: Float = 0.36
+    public init() {}
+    public var name: String { "browRaise" }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let l = face.landmarks
+        let eyes = l.eyeDistance
+        guard eyes > 0 else { return 0 }
+        let right = l.mean(Landmark.rightBrow).distance(to: l.mean(Landmark.rightEye))
+        let left = l.mean(Landmark.leftBrow).distance(to: l.mean(Landmark.leftEye))
+        return ramp((left + right) / (2 * eyes), from: neutral, to: raised)
+    }
+}
+
+/// A nod (pitch) or shake (yaw): the head swings away and comes back within about a second. The
+/// coefficient is the swing beyond the straight line between the window's ends, over `fullSwing`,
+/// so a steady turn scores nothing.
+public struct HeadGesture: ExpressionAnalyser {
+    public enum Kind: Sendable { case nod, shake }
+    public let kind: Kind
+    public var fullSwing: Double = 12
+    public init(kind: Kind) { self.kind = kind }
+    public var name: String { kind == .nod ? "nod" : "shake" }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let history = face.poseHistory
+        guard history.count >= 4 else { return 0 }
+        let angle: (Int) -> Double = { kind == .nod ? history[$0].pitch : history[$0].yaw }
+        let first = angle(0), last = angle(history.count - 1)
+        var excursion = 0.0
+        for i in 1..<(history.count - 1) {
+            let t = Double(i) / Double(history.count - 1)
+            excursion = max(excursion, abs(angle(i) - (first + (last - first) * t)))
+        }
+        return Float(min(1, excursion / fullSwing))
+    }
+}
+
+/// The last `capacity` (yaw, pitch) pairs of a face, oldest first, in fixed storage.
+public struct PoseHistory {
+    public static let capacity = 30
+    private var yaws = InlineArray<30, Double>(repeating: 0)
+    private var pitches = InlineArray<30, Double>(repeating: 0)
+    private var start = 0
+    public private(set) var count = 0
+
+    public init() {}
+
+    public mutating func append(yaw: Double, pitch: Double) {
+        let slot = (start + count) % Self.capacity
+        yaws[slot] = yaw
+        pitches[slot] = pitch
+        if count < Self.capacity { count += 1 } else { start = (start + 1) % Self.capacity }
+    }
+
+    public mutating func removeAll() {
+        start = 0
+        count = 0
+    }
+
+    public subscript(index: Int) -> (yaw: Double, pitch: Double) {
+        let slot = (start + index) % Self.capacity
+        return (yaws[slot], pitches[slot])
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,49 @@
+/// Head pose from the landmarks and a generic 3D face model (solvePnP).
+///
+/// Angles are in degrees, zero when the face looks straight at the camera: yaw turns the head
+/// towards the image's right (positive) or left, pitch tilts the chin down (positive) or up, roll
+/// tilts the head clockwise in the image (positive). Reliable within about ±45° of yaw: beyond
+/// that the far eye and mouth corner are hidden, the 68-point fit folds them onto the visible side,
+/// and yaw is underestimated while pitch and roll pick up errors.
+public struct HeadPose: Sendable, Equatable {
+    public var yaw: Double
+    public var pitch: Double
+    public var roll: Double
+    /// Row-major rotation of the model in camera coordinates (x right, y down, z away from the camera).
+    public var rotation: InlineArray<9, Double>
+    /// Position of the model's nose tip in camera coordinates, millimetres.
+    public var translation: InlineArray<3, Double>
+
+    public init(yaw: Double, pitch: Double, roll: Double, rotation: InlineArray<9, Double>, translation: InlineArray<3, Double>) {
+        self.yaw = yaw
+        self.pitch = pitch
+        self.roll = roll
+        self.rotation = rotation
+        self.translation = translation
+    }
+
+    public static func == (a: HeadPose, b: HeadPose) -> Bool {
+        a.yaw == b.yaw && a.pitch == b.pitch && a.roll == b.roll
+    }
+}
+
+/// The vision back end the tracker runs on: dlib and OpenCV in production, recorded data in tests.
+public protocol FaceLandmarker: AnyObject {
+    /// Fits the 68 landmarks inside `box` on a grey image; nil when the fit fails.
+    func fit(_ grey: FrameKit.Plane, in box: FaceBox) -> Landmarks?
+}
+
+/// Finds faces; used on the tracker's detection thread only.
+public protocol FaceDetector: AnyObject, Sendable {
+    /// Writes up to `into.count` boxes, most confident first, and returns how many.
+    func detect(_ grey: FrameKit.Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int
+    /// Shrinks a grey plane into a smaller one for detection (called on the frame thread).
+    func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane)
+}
+
+public protocol PoseSolver: AnyObject {
+    /// The pose for landmarks in a frame of the given size, seeded by the previous pose of the face.
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose?
+}
+
+import FrameKit

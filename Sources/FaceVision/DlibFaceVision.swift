@@ -1,0 +1,124 @@
+import CFaceVision
+import FaceTracking
+import FrameKit
+
+/// A vision back end that cannot start: names what is wrong and what to do.
+public struct VisionError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Moves a C error string into a Swift error.
+func visionError(_ message: UnsafeMutablePointer<CChar>?, _ fallback: String) -> VisionError {
+    defer { fv_free_error(message) }
+    return VisionError(description: message.map { String(cString: $0) } ?? fallback)
+}
+
+/// Where Debian's libdlib-data puts dlib's 68-point model.
+public let defaultLandmarkModelPath = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"
+
+/// dlib's 68-point shape predictor.
+public final class DlibLandmarker: FaceLandmarker {
+    private let handle: OpaquePointer
+    private let points = UnsafeMutablePointer<fv_point>.allocate(capacity: 68)
+
+    public init(modelPath: String = defaultLandmarkModelPath) throws(VisionError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let handle = fv_landmarker_create(modelPath, &error) else {
+            let reason = visionError(error, "cannot load \(modelPath)")
+            throw VisionError(description: "\(reason). The 68-point landmark model comes with Debian's libdlib-data package (apt-get install libdlib-data); pass --landmark-model to use another copy.")
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        fv_landmarker_destroy(handle)
+        points.deallocate()
+    }
+
+    public func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+        let status = fv_fit_landmarks(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
+                                      fv_box(x: box.x, y: box.y, width: box.width, height: box.height), points, nil)
+        guard status == 0 else { return nil }
+        var landmarks = Landmarks.zero
+        for i in 0..<68 { landmarks[i] = Point(x: points[i].x, y: points[i].y) }
+        return landmarks
+    }
+}
+
+/// dlib's HOG frontal face detector, with OpenCV's area resize for the downscaled copy.
+public final class DlibFaceDetector: FaceDetector, @unchecked Sendable {
+    private let handle: OpaquePointer
+    private let minimumScore: Double
+
+    public init(minimumScore: Double = 0) throws(VisionError) {
+        self.minimumScore = minimumScore
+        var error: UnsafeMutablePointer<CChar>?
+        guard let handle = fv_detector_create(&error) else { throw visionError(error, "cannot create the face detector") }
+        self.handle = handle
+    }
+
+    deinit { fv_detector_destroy(handle) }
+
+    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
+        let found = boxes.withMemoryRebound(to: fv_box.self) { raw in
+            fv_detect(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), minimumScore,
+                      raw.baseAddress, Int32(raw.count), nil)
+        }
+        return max(0, Int(found))
+    }
+
+    public func downscale(_ grey: Plane, into smaller: Plane) {
+        fv_downscale(grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
+                     smaller.base, Int32(smaller.width), Int32(smaller.height))
+    }
+}
+
+/// OpenCV's solvePnP against a generic 3D face model.
+public final class PnPPoseSolver: PoseSolver {
+    private let handle: OpaquePointer
+    private let points = UnsafeMutablePointer<fv_point>.allocate(capacity: 68)
+
+    public init() throws(VisionError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let handle = fv_pose_solver_create(&error) else { throw visionError(error, "cannot create the pose solver") }
+        self.handle = handle
+    }
+
+    deinit {
+        fv_pose_solver_destroy(handle)
+        points.deallocate()
+    }
+
+    public func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? {
+        for i in 0..<68 { points[i] = fv_point(x: landmarks[i].x, y: landmarks[i].y) }
+        var seed = fv_pose()
+        if let previous {
+            withUnsafeMutableBytes(of: &seed.rotation) { raw in
+                let r = raw.bindMemory(to: Double.self)
+                for i in 0..<9 { r[i] = previous.rotation[i] }
+            }
+            seed.translation = (previous.translation[0], previous.translation[1], previous.translation[2])
+        }
+        var pose = fv_pose()
+        let status = withUnsafePointer(to: &seed) { seedPointer in
+            fv_solve_pose(handle, points, Int32(frameWidth), Int32(frameHeight), previous == nil ? nil : seedPointer, &pose)
+        }
+        guard status == 0 else { return nil }
+        var rotation = InlineArray<9, Double>(repeating: 0)
+        withUnsafeBytes(of: pose.rotation) { raw in
+            let r = raw.bindMemory(to: Double.self)
+            for i in 0..<9 { rotation[i] = r[i] }
+        }
+        return HeadPose(yaw: pose.yaw, pitch: pose.pitch, roll: pose.roll, rotation: rotation,
+                        translation: [pose.translation.0, pose.translation.1, pose.translation.2])
+    }
+}
+
+/// Whether the vision code was built with AVX2/FMA (FACERELAY_PORTABLE=1 builds without).
+public var visionOptimisedForAVX2: Bool { fv_optimised_for_avx2() != 0 }
+
+/// The production tracker: dlib landmarks and detection, OpenCV pose.
+public func makeFaceTracker(settings: FaceTracker.Settings, landmarkModelPath: String = defaultLandmarkModelPath) throws(VisionError) -> FaceTracker {
+    FaceTracker(settings: settings, landmarker: try DlibLandmarker(modelPath: landmarkModelPath),
+                detector: try DlibFaceDetector(), poseSolver: try PnPPoseSolver())
+}

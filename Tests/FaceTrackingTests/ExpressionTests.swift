@@ -1,0 +1,98 @@
+import FaceTracking
+import Testing
+
+@Suite struct ExpressionTests {
+    func coefficients(_ face: SyntheticFace, history: PoseHistory = PoseHistory()) -> [String: Float] {
+        let sample = FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: history)
+        var result: [String: Float] = [:]
+        for rule in ExpressionSettings.defaultRules { result[rule.analyser.name] = rule.analyser.coefficient(of: sample) }
+        return result
+    }
+
+    @Test func aNeutralFaceShowsNoExpression() {
+        let neutral = coefficients(SyntheticFace())
+        for (name, value) in neutral { #expect(value < 0.2, "\(name) = \(value) on a neutral face") }
+    }
+
+    @Test func eachExpressionRisesOnItsOwnGesture() {
+        var face = SyntheticFace()
+        face.eyeOpenLeft = 0.05
+        var c = coefficients(face)
+        #expect(c["blinkLeft"]! > 0.9 && c["blinkRight"]! < 0.1, "a wink of the subject's left eye: \(c)")
+        face = SyntheticFace(); face.eyeOpenRight = 0.05
+        c = coefficients(face)
+        #expect(c["blinkRight"]! > 0.9 && c["blinkLeft"]! < 0.1)
+        face = SyntheticFace(); face.mouthGap = 0.8
+        c = coefficients(face)
+        #expect(c["mouthOpen"]! > 0.9 && c["smile"]! < 0.5)
+        face = SyntheticFace(); face.mouthWidth = 0.75
+        #expect(coefficients(face)["smile"]! > 0.9)
+        face = SyntheticFace(); face.browHeight = 0.3
+        #expect(coefficients(face)["browRaise"]! > 0.9)
+    }
+
+    @Test func coefficientsIgnoreHeadRollAndFaceSize() {
+        var face = SyntheticFace()
+        face.mouthWidth = 0.7
+        face.eyeOpenLeft = 0.15
+        let upright = coefficients(face)
+        face.roll = 0.4
+        face.size = 240
+        let turned = coefficients(face)
+        for (name, value) in upright { #expect(abs(turned[name]! - value) < 0.02, "\(name): \(value) upright, \(turned[name]!) rolled and larger") }
+    }
+
+    @Test func aNodIsAPitchSwingThatComesBack() {
+        var nod = PoseHistory(), turn = PoseHistory()
+        for i in 0..<30 {
+            let t = Double(i) / 29
+            nod.append(yaw: 0, pitch: 15 * sin(Double.pi * t))
+            turn.append(yaw: 0, pitch: 30 * t)
+        }
+        #expect(coefficients(SyntheticFace(), history: nod)["nod"]! > 0.9)
+        #expect(coefficients(SyntheticFace(), history: nod)["shake"]! < 0.1)
+        #expect(coefficients(SyntheticFace(), history: turn)["nod"]! < 0.1, "a steady tilt is not a nod")
+    }
+
+    /// Threshold and hysteresis: one event per gesture, even with the coefficient hovering at the line.
+    @Test func anEventFiresOncePerGesture() {
+        let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
+        var state = ExpressionState(ruleCount: 1)
+        var fired = 0
+        // Open, closing with wobble around the threshold, closed, open again, then a second blink.
+        let openness: [Float] = [0.3, 0.3, 0.14, 0.13, 0.15, 0.13, 0.05, 0.05, 0.3, 0.3, 0.05, 0.3]
+        for value in openness {
+            var face = SyntheticFace()
+            face.eyeOpenLeft = value
+            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory()), rules: rules) { _ in fired += 1 }
+        }
+        #expect(fired == 2, "two blinks, \(fired) events")
+    }
+
+    /// A new analyser plugs in through the settings; the built-in ones are untouched.
+    @Test func aNewAnalyserNeedsNoChangeToTheOthers() {
+        struct MouthLeftOfCentre: ExpressionAnalyser {
+            var name: String { "mouthLeft" }
+            func coefficient(of face: FaceSample) -> Float {
+                let l = face.landmarks
+                return (Point.midpoint(l[48], l[54]).x - l[30].x) / l.eyeDistance * 4
+            }
+        }
+        var settings = ExpressionSettings()
+        settings.rules.append(ExpressionRule(MouthLeftOfCentre(), threshold: 0.5))
+        let known = settings.setThreshold(0.3, for: "smile")
+        let unknown = settings.setThreshold(0.3, for: "frown")
+        #expect(known && !unknown)
+        let face = SyntheticFace()
+        var landmarks = face.landmarks
+        for i in 48...67 { landmarks[i] = landmarks[i] + Point(x: face.size * 0.2, y: 0) }
+        var state = ExpressionState(ruleCount: settings.rules.count)
+        var names: [String] = []
+        state.update(FaceSample(landmarks: landmarks, pose: nil, poseHistory: PoseHistory()), rules: settings.rules) { names.append(settings.rules[$0].analyser.name) }
+        #expect(names == ["mouthLeft"])
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,165 @@
+import FaceTracking
+import FrameKit
+import Testing
+
+/// Faces the fake detector and landmarker see: each a synthetic face the test moves around.
+final class Scene: @unchecked Sendable {
+    var faces: [SyntheticFace] = []
+    /// Faces the detector no longer reports (the landmarker still fits them).
+    var hiddenFromDetector: Set<Int> = []
+    let width = 1280, height = 720
+
+    static func box(_ landmarks: Landmarks) -> FaceBox {
+        var minX = Float.infinity, maxX = -Float.infinity, minY = Float.infinity, maxY = -Float.infinity
+        for i in 0..<68 {
+            minX = min(minX, landmarks[i].x); maxX = max(maxX, landmarks[i].x)
+            minY = min(minY, landmarks[i].y); maxY = max(maxY, landmarks[i].y)
+        }
+        return FaceBox(x: minX, y: minY, width: maxX - minX, height: maxY - minY)
+    }
+}
+
+final class SceneDetector: FaceDetector, @unchecked Sendable {
+    let scene: Scene
+    init(_ scene: Scene) { self.scene = scene }
+
+    func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
+        let scale = Float(grey.width) / Float(scene.width)
+        var count = 0
+        for (index, face) in scene.faces.enumerated() where !scene.hiddenFromDetector.contains(index) && count < boxes.count {
+            let box = Scene.box(face.landmarks)
+            guard box.centre.x >= 0, box.centre.x < Float(scene.width) else { continue }
+            boxes[count] = box.scaled(by: scale)
+            count += 1
+        }
+        return count
+    }
+
+    func downscale(_ grey: Plane, into smaller: Plane) {}
+}
+
+final class SceneLandmarker: FaceLandmarker {
+    let scene: Scene
+    init(_ scene: Scene) { self.scene = scene }
+
+    func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+        let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
+        guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
+        return best
+    }
+}
+
+final class NoPose: PoseSolver {
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
+}
+
+@Suite struct FaceTrackerTests {
+    let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720)
+
+    func tracker(_ scene: Scene, configure: (inout FaceTracker.Settings) -> Void = { _ in }) -> FaceTracker {
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        settings.detectionInterval = 10
+        settings.smoothing = .none
+        configure(&settings)
+        return FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
+    }
+
+    func step(_ tracker: FaceTracker, _ frame: Int) {
+        tracker.process(Plane(base: pixels, stride: 1280, width: 1280, height: 720), seconds: Double(frame) / 30)
+    }
+
+    func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { !$0.isHeld }.map(\.id).sorted() }
+
+    @Test func aMovingFaceKeepsItsIDAndItsLandmarksFollowIt() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene)
+        for frame in 0..<120 {
+            scene.faces[0].centre.x = 300 + 6 * Float(frame)
+            step(tracker, frame)
+            #expect(visibleIDs(tracker) == [1], "frame \(frame)")
+            #expect(tracker.faces.first.map { $0.landmarks[30].distance(to: scene.faces[0].landmarks[30]) < 0.01 } == true)
+        }
+    }
+
+    @Test func aNewFaceIsPickedUpWithinOneDetectionInterval() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene)
+        for frame in 0..<5 { step(tracker, frame) }
+        scene.faces.append(SyntheticFace(centre: Point(x: 900, y: 360)))
+        var pickedUp: Int?
+        for frame in 5..<40 {
+            step(tracker, frame)
+            if pickedUp == nil, visibleIDs(tracker) == [1, 2] { pickedUp = frame }
+        }
+        #expect(pickedUp.map { $0 - 5 <= 10 } == true, "second face found at frame \(pickedUp ?? -1)")
+    }
+
+    @Test func aFaceThatLeavesIsHeldThenDroppedAndComesBackWithANewID() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.holdFrames = 4 }
+        for frame in 0..<10 { step(tracker, frame) }
+        let gone = scene.faces.removeFirst()
+        var heldFor = 0
+        for frame in 10..<30 {
+            step(tracker, frame)
+            if tracker.faces.first?.isHeld == true { heldFor += 1 }
+        }
+        #expect(heldFor == 4, "held \(heldFor) frames")
+        #expect(tracker.faces.isEmpty)
+        scene.faces = [gone]
+        for frame in 30..<45 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [2])
+    }
+
+    @Test func noMoreThanTheConfiguredNumberOfFaces() {
+        let scene = Scene()
+        scene.faces = (0..<6).map { SyntheticFace(centre: Point(x: 120 + 200 * Float($0), y: 360), size: 80) }
+        let tracker = tracker(scene) { $0.maximumFaces = 4 }
+        for frame in 0..<30 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [1, 2, 3, 4])
+    }
+
+    @Test func aTrackDetectionKeepsMissingIsDropped() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
+        let tracker = tracker(scene) { $0.missedDetectionsToDrop = 3 }
+        for frame in 0..<5 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [1, 2])
+        scene.hiddenFromDetector = [1]
+        var droppedAt: Int?
+        for frame in 5..<60 {
+            step(tracker, frame)
+            if droppedAt == nil, visibleIDs(tracker) == [1] { droppedAt = frame }
+        }
+        // Detections at frames 10, 20, 30 miss it.
+        #expect(droppedAt == 30)
+    }
+
+    @Test func tinyAndBlankFramesAreHarmless() {
+        let scene = Scene()
+        let tracker = tracker(scene)
+        for frame in 0..<5 {
+            tracker.process(Plane(base: pixels, stride: 16, width: 16, height: 16), seconds: Double(frame) / 30)
+            tracker.process(Plane(base: pixels, stride: 1281, width: 1281, height: 1), seconds: Double(frame) / 30)
+        }
+        #expect(tracker.faces.isEmpty && tracker.framesProcessed == 10)
+    }
+
+    @Test func expressionEventsCarryTheFaceAndTime() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene)
+        var events: [ExpressionEvent] = []
+        tracker.onExpression = { events.append($0) }
+        for frame in 0..<30 {
+            scene.faces[0].mouthGap = (10..<20).contains(frame) ? 0.6 : 0
+            step(tracker, frame)
+        }
+        #expect(events.map(\.expression) == ["mouthOpen"])
+        #expect(events.first?.faceID == 1 && events.first.map { abs($0.seconds - 10.0 / 30) < 1e-9 } == true)
+    }
+}
