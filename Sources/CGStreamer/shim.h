@@ -160,6 +160,7 @@ static inline GstClockTime fr_sample_running_time(GstSample *sample) {
 }
 
 static inline GstClockTime fr_buffer_duration(GstBuffer *buffer) { return GST_BUFFER_DURATION(buffer); }
+static inline GstClockTime fr_buffer_pts(GstBuffer *buffer) { return GST_BUFFER_PTS(buffer); }
 
 /// Takes a reference to a sample's buffer that may be retimed: copies only the buffer's metadata
 /// when someone else still holds it, never its memory.
@@ -192,6 +193,10 @@ static inline gint fr_video_info_width(const GstVideoInfo *info) { return GST_VI
 static inline gint fr_video_info_height(const GstVideoInfo *info) { return GST_VIDEO_INFO_HEIGHT(info); }
 static inline gint fr_video_info_fps_n(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_N(info); }
 static inline gint fr_video_info_fps_d(const GstVideoInfo *info) { return GST_VIDEO_INFO_FPS_D(info); }
+static inline void fr_video_info_set_fps(GstVideoInfo *info, gint numerator, gint denominator) {
+    GST_VIDEO_INFO_FPS_N(info) = numerator;
+    GST_VIDEO_INFO_FPS_D(info) = denominator;
+}
 static inline gsize fr_video_info_size(const GstVideoInfo *info) { return GST_VIDEO_INFO_SIZE(info); }
 static inline GstVideoFormat fr_video_info_format(const GstVideoInfo *info) { return GST_VIDEO_INFO_FORMAT(info); }
 

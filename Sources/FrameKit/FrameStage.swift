@@ -16,6 +16,27 @@ public protocol FrameStage: AnyObject {
     func analyse(_ frame: VideoFrame) -> StageDecision
     /// Draws on a pooled, writable copy of the frame last passed to `analyse`.
     func draw(on frame: VideoFrame)
+    /// Running totals of a stage that tracks faces, readable from any thread; nil for other stages.
+    var trackingFigures: TrackingFigures? { get }
+}
+
+extension FrameStage {
+    public var trackingFigures: TrackingFigures? { nil }
+}
+
+/// What face tracking has cost so far, and how many faces it saw.
+public struct TrackingFigures: Sendable, Equatable {
+    public var frames = 0
+    /// Tracking CPU time, the frame thread's and the detection thread's.
+    public var cpuNanoseconds: UInt64 = 0
+    /// Faces found, summed over frames.
+    public var faceFrames = 0
+
+    public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0) {
+        self.frames = frames
+        self.cpuNanoseconds = cpuNanoseconds
+        self.faceFrames = faceFrames
+    }
 }
 
 /// The stage of a relay without stickers: looks at nothing, draws nothing.

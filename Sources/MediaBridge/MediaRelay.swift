@@ -26,6 +26,8 @@ public final class MediaRelay: @unchecked Sendable {
         public var outputReconnects = 0
         /// Video frames whose input timestamp went backwards and was moved forward.
         public var timestampsRepaired = 0
+        /// The stage's face-tracking totals, when it tracks faces.
+        public var tracking: TrackingFigures?
 
         public init() {}
 
@@ -130,7 +132,7 @@ public final class MediaRelay: @unchecked Sendable {
     public var counters: Counters {
         let pulled = framesPulled.load(ordering: .relaxed)
         let arrived = max(Int(fr_atomic_get(ingest.framesArrived)), pulled)
-        return Counters(
+        var counters = Counters(
             framesIn: arrived,
             framesOut: framesOut.load(ordering: .relaxed),
             framesDropped: arrived - pulled + framesDiscarded.load(ordering: .relaxed),
@@ -138,6 +140,8 @@ public final class MediaRelay: @unchecked Sendable {
             audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
             outputReconnects: outputReconnects.load(ordering: .relaxed),
             timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
+        counters.tracking = stage.trackingFigures
+        return counters
     }
 
     /// Size, rate and audio of the stream, once the first frame has arrived.
@@ -482,18 +486,6 @@ public final class MediaRelay: @unchecked Sendable {
         return fr_video_info_width(first) == fr_video_info_width(first + 1)
             && fr_video_info_height(first) == fr_video_info_height(first + 1)
             && fr_video_info_format(first) == fr_video_info_format(first + 1)
-    }
-
-    private func videoFrame(_ mapped: UnsafeMutablePointer<GstVideoFrame>, pts: UInt64, duration: UInt64) -> VideoFrame {
-        let width = Int(fr_video_frame_width(mapped))
-        let height = Int(fr_video_frame_height(mapped))
-        let chroma = VideoFrame.chromaSize(width: width, height: height)
-        func plane(_ index: guint, _ w: Int, _ h: Int) -> Plane {
-            Plane(base: fr_video_frame_plane(mapped, index), stride: Int(fr_video_frame_stride(mapped, index)), width: w, height: h)
-        }
-        return VideoFrame(format: .i420, luma: plane(0, width, height), chromaU: plane(1, chroma.width, chroma.height),
-                          chromaV: plane(2, chroma.width, chroma.height),
-                          pts: Int64(pts), duration: duration == UInt64.max ? 0 : Int64(duration))
     }
 
     // MARK: audio thread

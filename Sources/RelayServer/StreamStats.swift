@@ -1,4 +1,5 @@
 import FoundationEssentials
+import FrameKit
 import MediaBridge
 
 /// The figures of one stream, as logged every --stats-interval and written to --stats-json at exit.
@@ -24,6 +25,10 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var rssMb: Double
     public var peakRssMb: Double
     public var durationS: Double
+    /// Face-tracking CPU per frame (frame and detection threads), ms; only when a sticker is on.
+    public var trackMsPerFrame: Double?
+    /// Faces tracked per frame, on average over the span.
+    public var facesTracked: Double?
 
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
@@ -39,6 +44,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case rssMb = "rss_mb"
         case peakRssMb = "peak_rss_mb"
         case durationS = "duration_s"
+        case trackMsPerFrame = "track_ms_per_frame"
+        case facesTracked = "faces_tracked"
     }
 
     /// Figures over a span: from `since` (counters and usage at its start) to now.
@@ -62,12 +69,20 @@ public struct StreamStats: Codable, Sendable, Equatable {
         processCpuCores = seconds > 0 ? (usage.cpuSeconds - start.usage.cpuSeconds) / seconds : 0
         rssMb = usage.residentMegabytes
         peakRssMb = usage.peakResidentMegabytes
+        if let tracking = counters.tracking {
+            let before = start.counters.tracking ?? TrackingFigures()
+            let frames = tracking.frames - before.frames
+            trackMsPerFrame = frames > 0 ? Double(tracking.cpuNanoseconds - before.cpuNanoseconds) / 1e6 / Double(frames) : 0
+            facesTracked = frames > 0 ? Double(tracking.faceFrames - before.faceFrames) / Double(frames) : 0
+        }
     }
 
     public var logLine: String {
         "frames_in=\(framesIn) frames_out=\(framesOut) dropped=\(framesDropped) fps=\(formatted(fps, decimals: 1))"
             + " stage_ms=\(formatted(stageMsPerFrame, decimals: 3)) cpu_cores=\(formatted(processCpuCores, decimals: 2))"
-            + " rss_mb=\(formatted(rssMb, decimals: 1))" + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
+            + " rss_mb=\(formatted(rssMb, decimals: 1))"
+            + (trackMsPerFrame.map { " track_ms=\(formatted($0, decimals: 3)) faces=\(formatted(facesTracked ?? 0, decimals: 2))" } ?? "")
+            + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
     }
 
     public func json() throws -> Data {

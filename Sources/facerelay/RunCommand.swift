@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Glibc
+import FaceVision
 import FrameKit
 import Logging
 import MediaBridge
@@ -22,8 +23,10 @@ struct Run: ParsableCommand {
     @Option(help: "Where the processed stream goes.")
     var output: String
 
-    @Option(help: "Sticker to put on every face, or 'none'.")
+    @Option(help: "Sticker to put on every face: 'landmarks' (the tracking overlay) or 'none'.")
     var sticker = "none"
+
+    @OptionGroup var tracking: TrackingOptions
 
     @Option(name: .customLong("x264-preset"), help: "x264 speed preset (\(RelaySettings.x264Presets.joined(separator: ", "))).")
     var x264Preset = "veryfast"
@@ -71,8 +74,8 @@ struct Run: ParsableCommand {
         guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        guard sticker == "none" else {
-            throw ValidationError("unknown sticker '\(sticker)'; available: none")
+        guard ["none", "landmarks"].contains(sticker) else {
+            throw ValidationError("unknown sticker '\(sticker)'; available: landmarks, none")
         }
     }
 
@@ -91,7 +94,10 @@ struct Run: ParsableCommand {
             settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
         do {
             let library = try PipelineLibrary.locate(explicit: pipelines)
-            let session = try RelaySession(options: options, library: library, stage: PassThroughStage(), logger: logger)
+            let stage: FrameStage = sticker == "none"
+                ? PassThroughStage()
+                : FaceTrackingStage(tracker: try makeFaceTracker(settings: try tracking.settings(), landmarkModelPath: tracking.landmarkModel))
+            let session = try RelaySession(options: options, library: library, stage: stage, logger: logger)
             let signals = StopSignals { session.requestStop() }
             defer { signals.cancel() }
             try session.run()
@@ -99,6 +105,9 @@ struct Run: ParsableCommand {
             logger.error("\(error.description)")
             throw ExitCode(1)
         } catch let error as PipelineTemplateError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as VisionError {
             logger.error("\(error.description)")
             throw ExitCode(1)
         }

@@ -23,4 +23,23 @@ enum Fixtures {
     static func path(_ name: String) throws -> String {
         try built.get() + "/" + name
     }
+
+    private static let motionBuilt: Result<String, CommandError> = {
+        do {
+            let directory = try built.get() + "/motion"
+            try run("/usr/bin/python3", [Package.root.appendingPathComponent("Tests/Fixtures/face-motion.py").path,
+                                         try path("astronaut.png"), directory, "translate", "leave"], timeout: 600)
+            return .success(directory)
+        } catch let error as CommandError {
+            return .failure(error)
+        } catch {
+            return .failure(CommandError(description: "\(error)"))
+        }
+    }()
+
+    /// A moving-face video with known truth from Tests/Fixtures/face-motion.py (NAME.mp4,
+    /// NAME.truth.json), or face_tile.png, the face it moves.
+    static func motion(_ name: String) throws -> String {
+        try motionBuilt.get() + "/" + name
+    }
 }

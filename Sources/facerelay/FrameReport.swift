@@ -1,0 +1,55 @@
+import FaceTracking
+import MediaBridge
+
+/// The `inspect --json` line of one frame, written by hand: fixed decimals, keys in a fixed order.
+enum FrameReport {
+    static func json(frame: Int, seconds: Double, faces: some Collection<TrackedFace>, rules: [ExpressionRule]) -> String {
+        var line = "{\"frame\":\(frame),\"pts\":\(formatted(seconds, decimals: 6)),\"faces\":["
+        var first = true
+        for face in faces where !face.isHeld {
+            if !first { line += "," }
+            first = false
+            let box = face.box
+            line += "{\"id\":\(face.id),\"box\":[\(number(box.x)),\(number(box.y)),\(number(box.width)),\(number(box.height))]"
+            line += ",\"landmarks\":" + points(face.landmarks) + ",\"rawLandmarks\":" + points(face.rawLandmarks)
+            if let pose = face.pose {
+                line += ",\"pose\":{\"yaw\":\(formatted(pose.yaw, decimals: 2)),\"pitch\":\(formatted(pose.pitch, decimals: 2)),\"roll\":\(formatted(pose.roll, decimals: 2))}"
+            } else {
+                line += ",\"pose\":null"
+            }
+            line += ",\"expressions\":{"
+            for (index, rule) in rules.enumerated() {
+                line += (index > 0 ? "," : "") + "\"\(rule.analyser.name)\":\(formatted(Double(face.expressions.coefficients[index]), decimals: 3))"
+            }
+            line += "}}"
+        }
+        return line + "]}"
+    }
+
+    private static func number(_ value: Float) -> String { formatted(Double(value), decimals: 2) }
+
+    private static func points(_ landmarks: Landmarks) -> String {
+        var text = "["
+        for i in 0..<Landmark.count { text += (i > 0 ? "," : "") + "[\(number(landmarks[i].x)),\(number(landmarks[i].y))]" }
+        return text + "]"
+    }
+}
+
+/// Tracking figures of one run: what `--stats-json` of `inspect` holds.
+struct TrackingStats {
+    let frames: Int
+    let cpuNanoseconds: UInt64
+    let faceFrames: Int
+
+    var trackMillisecondsPerFrame: Double { frames > 0 ? Double(cpuNanoseconds) / 1e6 / Double(frames) : 0 }
+    var facesPerFrame: Double { frames > 0 ? Double(faceFrames) / Double(frames) : 0 }
+
+    func write(to path: String) throws(MediaError) {
+        let text = "{\"frames\":\(frames),\"track_ms_per_frame\":\(formatted(trackMillisecondsPerFrame, decimals: 4)),\"faces_tracked\":\(formatted(facesPerFrame, decimals: 3))}\n"
+        guard let file = fopen(path, "w") else { throw MediaError(.output, "cannot write \(path)") }
+        defer { fclose(file) }
+        fputs(text, file)
+    }
+}
+
+import Glibc

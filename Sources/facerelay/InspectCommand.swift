@@ -1,0 +1,72 @@
+import ArgumentParser
+import Compositor
+import FaceTracking
+import FaceVision
+import FrameKit
+import Logging
+import MediaBridge
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Track the faces in an image or video file and show the landmarks, pose and expressions.",
+        discussion: """
+        With --json, prints one JSON object per frame on its own line: frame, pts (seconds) and faces, each with
+        id, box [x,y,w,h], landmarks (68 [x,y] pairs in the iBUG order, pixels of the input), rawLandmarks (before
+        smoothing), pose (yaw, pitch, roll in degrees) and expressions (coefficients 0...1).
+        """
+    )
+
+    @Argument(help: "Image (PNG, JPEG) or video file.")
+    var path: String
+
+    @Flag(help: "Print one JSON object per frame.")
+    var json = false
+
+    @Option(help: "Write the frames with the tracking drawn on them: a .png for an image, .mp4/.mkv/.flv/.ts for a video.")
+    var annotate: String?
+
+    @OptionGroup var tracking: TrackingOptions
+
+    @Option(name: .customLong("stats-json"), help: "Write the tracking cost and face counts to this JSON file.")
+    var statsJSON: String?
+
+    @Option(help: "Folder of pipeline templates.")
+    var pipelines: String?
+
+    func run() throws {
+        let logger = Logger(label: "facerelay")
+        do {
+            let library = try PipelineLibrary.locate(explicit: pipelines)
+            let reader = try FrameFileReader(path: path, library: library)
+            let tracker = try makeFaceTracker(settings: try tracking.settings(), landmarkModelPath: tracking.landmarkModel)
+            let writer = try annotate.map { output throws(MediaError) in try FrameFileWriter(path: output, library: library) }
+            let overlay = TrackingOverlay()
+            let ruleCount = tracker.settings.expressions.rules.count
+            var faceFrames = 0
+            try reader.forEachFrame { frame, index throws(MediaError) in
+                let seconds = Double(frame.pts) / 1e9
+                tracker.process(frame.luma, seconds: seconds)
+                faceFrames += tracker.visibleFaceCount
+                if json { print(FrameReport.json(frame: index, seconds: seconds, faces: tracker.faces, rules: tracker.settings.expressions.rules)) }
+                if let writer {
+                    let fps = frame.duration > 0 ? 1e9 / Double(frame.duration) : 30
+                    try writer.write(frame, framesPerSecond: fps) { copy in overlay.draw(tracker.faces, ruleCount: ruleCount, on: copy) }
+                }
+            }
+            try writer?.finish()
+            let frames = tracker.framesProcessed
+            let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames)
+            if let statsJSON { try stats.write(to: statsJSON) }
+            logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame")
+        } catch let error as VisionError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as MediaError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as PipelineTemplateError {
+            logger.error("\(error.description)")
+            throw ExitCode(1)
+        }
+    }
+}
