@@ -1,4 +1,7 @@
 import ArgumentParser
+import FaceVision
+import Logging
+import MediaBridge
 
 @main
 struct FaceRelay: ParsableCommand {
@@ -7,4 +10,22 @@ struct FaceRelay: ParsableCommand {
         abstract: "Live-stream face sticker relay: RTMP/SRT in, stickers on every face, RTMP/SRT out.",
         subcommands: [Run.self, Inspect.self]
     )
+}
+
+/// Runs a command's work. A failure FaceRelay describes itself (bad input, a broken template, a
+/// missing model) is logged as it is and ends the process with status 1; anything else, usage errors
+/// included, goes on to ArgumentParser.
+func exitingOnFailure(_ logger: Logger, _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as MediaError {
+        logger.error("\(error.description)")
+        throw ExitCode(1)
+    } catch let error as PipelineTemplateError {
+        logger.error("\(error.description)")
+        throw ExitCode(1)
+    } catch let error as VisionError {
+        logger.error("\(error.description)")
+        throw ExitCode(1)
+    }
 }

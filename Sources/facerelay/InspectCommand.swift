@@ -35,7 +35,7 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         let logger = Logger(label: "facerelay")
-        do {
+        try exitingOnFailure(logger) {
             let library = try PipelineLibrary.locate(explicit: pipelines)
             let reader = try FrameFileReader(path: path, library: library)
             let tracker = try makeFaceTracker(settings: try tracking.settings(), landmarkModelPath: tracking.landmarkModel)
@@ -58,15 +58,6 @@ struct Inspect: ParsableCommand {
             let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames)
             if let statsJSON { try stats.write(to: statsJSON) }
             logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame")
-        } catch let error as VisionError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
-        } catch let error as MediaError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
-        } catch let error as PipelineTemplateError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
         }
     }
 }

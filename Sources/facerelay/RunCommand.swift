@@ -92,7 +92,7 @@ struct Run: ParsableCommand {
         let options = RelaySession.Options(
             input: try InputEndpoint(parsing: input), output: try OutputEndpoint(parsing: output),
             settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
-        do {
+        try exitingOnFailure(logger) {
             let library = try PipelineLibrary.locate(explicit: pipelines)
             let stage: FrameStage = sticker == "none"
                 ? PassThroughStage()
@@ -101,15 +101,6 @@ struct Run: ParsableCommand {
             let signals = StopSignals { session.requestStop() }
             defer { signals.cancel() }
             try session.run()
-        } catch let error as MediaError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
-        } catch let error as PipelineTemplateError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
-        } catch let error as VisionError {
-            logger.error("\(error.description)")
-            throw ExitCode(1)
         }
     }
 }
