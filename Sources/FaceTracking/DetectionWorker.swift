@@ -85,10 +85,10 @@ final class DetectionWorker: @unchecked Sendable {
     /// Detects on the calling thread (for single images and reproducible runs).
     func detectNow(frame: Int) -> UnsafeMutableBufferPointer<FaceBox> {
         submittedFrame = frame
-        let started = threadCPUTime()
+        let started = threadCPUNanoseconds()
         let count = detector.detect(image, into: boxes)
         pthread_mutex_lock(mutex)
-        cpuNanoseconds &+= threadCPUTime() &- started
+        cpuNanoseconds &+= threadCPUNanoseconds() &- started
         pthread_mutex_unlock(mutex)
         return UnsafeMutableBufferPointer(rebasing: boxes[0..<count])
     }
@@ -108,9 +108,9 @@ final class DetectionWorker: @unchecked Sendable {
             while phase != .working && !stopping { pthread_cond_wait(wake, mutex) }
             if stopping { break }
             pthread_mutex_unlock(mutex)
-            let started = threadCPUTime()
+            let started = threadCPUNanoseconds()
             let count = detector.detect(image, into: boxes)
-            let spent = threadCPUTime() &- started
+            let spent = threadCPUNanoseconds() &- started
             pthread_mutex_lock(mutex)
             found = count
             cpuNanoseconds &+= spent
@@ -118,11 +118,4 @@ final class DetectionWorker: @unchecked Sendable {
         }
         pthread_mutex_unlock(mutex)
     }
-}
-
-/// CPU time of the calling thread, nanoseconds.
-func threadCPUTime() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

@@ -72,9 +72,9 @@ public final class FaceTracker {
 
     /// Tracks the faces on one frame's grey (Y) plane, read in place.
     public func process(_ grey: Plane, seconds: Double) {
-        let started = threadCPUTime()
+        let started = threadCPUNanoseconds()
         defer {
-            frameCPU &+= threadCPUTime() &- started
+            frameCPU &+= threadCPUNanoseconds() &- started
             frameIndex += 1
         }
         // dlib's detector works on 80-pixel windows: nothing can be found on a smaller frame.

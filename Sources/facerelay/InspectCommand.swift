@@ -57,7 +57,7 @@ struct Inspect: ParsableCommand {
             let frames = tracker.framesProcessed
             let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames)
             if let statsJSON { try stats.write(to: statsJSON) }
-            logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame")
+            logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame (vision code built for AVX2/FMA: \(visionOptimisedForAVX2 ? "yes" : "no, FACERELAY_PORTABLE"))")
         }
     }
 }
