@@ -42,8 +42,10 @@ let package = Package(
         .target(name: "FaceTracking", dependencies: ["FrameKit"]),
         // The dlib/OpenCV landmarker, detector and pose solver behind FaceTracking's protocols.
         .target(name: "FaceVision", dependencies: ["CFaceVision", "FaceTracking", "FrameKit"]),
+        // Sticker packages: loading and checking, triggers and timelines, placement on a face. No pixels.
+        .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit"]),
         // Drawing on YUV frames: sticker blending and the tracking overlay.
-        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit"]),
+        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit"]),
         // The only module that touches GStreamer: pipelines from Pipelines/, appsink/appsrc, bus.
         .target(
             name: "MediaBridge",
@@ -56,20 +58,21 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor",
+                "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "facerelay",
             dependencies: [
-                "RelayServer", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor",
+                "RelayServer", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "FrameKit"]),
+        .testTarget(name: "StickerTests", dependencies: ["StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge"]),
         .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),

@@ -24,18 +24,21 @@ extension FrameStage {
     public var trackingFigures: TrackingFigures? { nil }
 }
 
-/// What face tracking has cost so far, and how many faces it saw.
+/// What face tracking and stickers have cost so far, and how many faces tracking saw.
 public struct TrackingFigures: Sendable, Equatable {
     public var frames = 0
     /// Tracking CPU time, the frame thread's and the detection thread's.
     public var cpuNanoseconds: UInt64 = 0
     /// Faces found, summed over frames.
     public var faceFrames = 0
+    /// Sticker CPU time: timelines, placement and blending.
+    public var stickerCPUNanoseconds: UInt64 = 0
 
-    public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0) {
+    public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0, stickerCPUNanoseconds: UInt64 = 0) {
         self.frames = frames
         self.cpuNanoseconds = cpuNanoseconds
         self.faceFrames = faceFrames
+        self.stickerCPUNanoseconds = stickerCPUNanoseconds
     }
 }
 

@@ -29,6 +29,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var trackMsPerFrame: Double?
     /// Faces tracked per frame, on average over the span.
     public var facesTracked: Double?
+    /// Sticker CPU per frame (timelines, placement, blending), ms; only when a sticker package is on.
+    public var stickerMsPerFrame: Double?
 
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
@@ -46,6 +48,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case durationS = "duration_s"
         case trackMsPerFrame = "track_ms_per_frame"
         case facesTracked = "faces_tracked"
+        case stickerMsPerFrame = "sticker_ms_per_frame"
     }
 
     /// Figures over a span: from `since` (counters and usage at its start) to now.
@@ -74,6 +77,9 @@ public struct StreamStats: Codable, Sendable, Equatable {
             let frames = tracking.frames - before.frames
             trackMsPerFrame = frames > 0 ? Double(tracking.cpuNanoseconds - before.cpuNanoseconds) / 1e6 / Double(frames) : 0
             facesTracked = frames > 0 ? Double(tracking.faceFrames - before.faceFrames) / Double(frames) : 0
+            if tracking.stickerCPUNanoseconds > 0 {
+                stickerMsPerFrame = frames > 0 ? Double(tracking.stickerCPUNanoseconds - before.stickerCPUNanoseconds) / 1e6 / Double(frames) : 0
+            }
         }
     }
 
@@ -82,6 +88,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
             + " stage_ms=\(formatted(stageMsPerFrame, decimals: 3)) cpu_cores=\(formatted(processCpuCores, decimals: 2))"
             + " rss_mb=\(formatted(rssMb, decimals: 1))"
             + (trackMsPerFrame.map { " track_ms=\(formatted($0, decimals: 3)) faces=\(formatted(facesTracked ?? 0, decimals: 2))" } ?? "")
+            + (stickerMsPerFrame.map { " sticker_ms=\(formatted($0, decimals: 3))" } ?? "")
             + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
     }
 

@@ -2,18 +2,19 @@ import ArgumentParser
 import FaceVision
 import Logging
 import MediaBridge
+import StickerKit
 
 @main
 struct FaceRelay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "facerelay",
         abstract: "Live-stream face sticker relay: RTMP/SRT in, stickers on every face, RTMP/SRT out.",
-        subcommands: [Run.self, Inspect.self]
+        subcommands: [Run.self, Inspect.self, Stickers.self]
     )
 }
 
 /// Runs a command's work. A failure FaceRelay describes itself (bad input, a broken template, a
-/// missing model) is logged as it is and ends the process with status 1; anything else, usage errors
+/// missing model, a bad sticker) is logged as it is and ends the process with status 1; anything else, usage errors
 /// included, goes on to ArgumentParser.
 func exitingOnFailure(_ logger: Logger, _ body: () throws -> Void) throws {
     do {
@@ -25,6 +26,12 @@ func exitingOnFailure(_ logger: Logger, _ body: () throws -> Void) throws {
         logger.error("\(error.description)")
         throw ExitCode(1)
     } catch let error as VisionError {
+        logger.error("\(error.description)")
+        throw ExitCode(1)
+    } catch let error as StickerLoadError {
+        logger.error("\(error.description)")
+        throw ExitCode(1)
+    } catch let error as StickerLibraryError {
         logger.error("\(error.description)")
         throw ExitCode(1)
     }

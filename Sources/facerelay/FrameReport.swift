@@ -1,9 +1,10 @@
 import FaceTracking
 import MediaBridge
+import StickerKit
 
 /// The `inspect --json` line of one frame, written by hand: fixed decimals, keys in a fixed order.
 enum FrameReport {
-    static func json(frame: Int, seconds: Double, faces: some Collection<TrackedFace>, rules: [ExpressionRule]) -> String {
+    static func json(frame: Int, seconds: Double, faces: some Collection<TrackedFace>, rules: [ExpressionRule], scene: StickerScene? = nil) -> String {
         var line = "{\"frame\":\(frame),\"pts\":\(formatted(seconds, decimals: 6)),\"faces\":["
         var first = true
         for face in faces where !face.isHeld {
@@ -21,9 +22,28 @@ enum FrameReport {
             for (index, rule) in rules.enumerated() {
                 line += (index > 0 ? "," : "") + "\"\(rule.analyser.name)\":\(formatted(Double(face.expressions.coefficients[index]), decimals: 3))"
             }
-            line += "}}"
+            line += "}"
+            if let scene { line += ",\"stickers\":" + stickers(scene, face: face.id) }
+            line += "}"
         }
         return line + "]}"
+    }
+
+    /// Each item drawn on the face: its id, animation frame, and where the corners and the centre
+    /// of its picture land (top left, top right, bottom right, bottom left).
+    private static func stickers(_ scene: StickerScene, face: Int) -> String {
+        var text = "["
+        for placement in scene.placements where placement.faceID == face {
+            let item = scene.package.items[placement.item]
+            let w = Double(item.designWidth), h = Double(item.designHeight)
+            func point(_ x: Double, _ y: Double) -> String {
+                guard let p = placement.transform.apply(x, y) else { return "null" }
+                return "[\(formatted(p.x, decimals: 2)),\(formatted(p.y, decimals: 2))]"
+            }
+            text += (text.count > 1 ? "," : "") + "{\"item\":\"\(item.id)\",\"frame\":\(placement.frame),\"corners\":["
+                + [point(0, 0), point(w, 0), point(w, h), point(0, h)].joined(separator: ",") + "],\"centre\":" + point(w / 2, h / 2) + "}"
+        }
+        return text + "]"
     }
 
     private static func number(_ value: Float) -> String { formatted(Double(value), decimals: 2) }
@@ -40,12 +60,15 @@ struct TrackingStats {
     let frames: Int
     let cpuNanoseconds: UInt64
     let faceFrames: Int
+    /// Sticker CPU (placement and blending), when a sticker package was drawn.
+    var stickerNanoseconds: UInt64? = nil
 
     var trackMillisecondsPerFrame: Double { frames > 0 ? Double(cpuNanoseconds) / 1e6 / Double(frames) : 0 }
     var facesPerFrame: Double { frames > 0 ? Double(faceFrames) / Double(frames) : 0 }
 
     func write(to path: String) throws(MediaError) {
-        let text = "{\"frames\":\(frames),\"track_ms_per_frame\":\(formatted(trackMillisecondsPerFrame, decimals: 4)),\"faces_tracked\":\(formatted(facesPerFrame, decimals: 3))}\n"
+        let text = "{\"frames\":\(frames),\"track_ms_per_frame\":\(formatted(trackMillisecondsPerFrame, decimals: 4)),\"faces_tracked\":\(formatted(facesPerFrame, decimals: 3))"
+            + (stickerNanoseconds.map { ",\"sticker_ms_per_frame\":\(formatted(frames > 0 ? Double($0) / 1e6 / Double(frames) : 0, decimals: 4))" } ?? "") + "}\n"
         guard let file = fopen(path, "w") else { throw MediaError(.output, "cannot write \(path)") }
         defer { fclose(file) }
         fputs(text, file)

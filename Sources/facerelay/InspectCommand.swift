@@ -5,6 +5,7 @@ import FaceVision
 import FrameKit
 import Logging
 import MediaBridge
+import StickerKit
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +26,14 @@ struct Inspect: ParsableCommand {
     @Option(help: "Write the frames with the tracking drawn on them: a .png for an image, .mp4/.mkv/.flv/.ts for a video.")
     var annotate: String?
 
+    @Option(help: "What --annotate draws on every face: 'landmarks' (the tracking overlay), a sticker package or its folder. With --json, sticker placements are printed too.")
+    var sticker = BuiltInLook.landmarks.rawValue
+
+    @Flag(name: .customLong("show-all"), help: "Show every item of the sticker at once, whatever its trigger (how previews are made).")
+    var showAll = false
+
+    @OptionGroup var stickerFolder: StickerFolderOption
+
     @OptionGroup var tracking: TrackingOptions
 
     @Option(name: .customLong("stats-json"), help: "Write the tracking cost and face counts to this JSON file.")
@@ -42,20 +51,47 @@ struct Inspect: ParsableCommand {
             let writer = try annotate.map { output throws(MediaError) in try FrameFileWriter(path: output, library: library) }
             let overlay = TrackingOverlay()
             let ruleCount = tracker.settings.expressions.rules.count
+            var renderer: StickerRenderer?
+            var scene: StickerScene?
+            if sticker != BuiltInLook.landmarks.rawValue {
+                let expressions = tracker.settings.expressions.rules.map(\.analyser.name)
+                let package = try stickerFolder.load(sticker, pipelines: library, expressions: expressions)
+                renderer = StickerRenderer(package: package)
+                scene = StickerScene(package: package, expressions: expressions, maximumFaces: tracker.settings.maximumFaces)
+            }
             var faceFrames = 0
+            var stickerNanoseconds: UInt64 = 0
             try reader.forEachFrame { frame, index throws(MediaError) in
                 let seconds = Double(frame.pts) / 1e9
                 tracker.process(frame.luma, seconds: seconds)
                 faceFrames += tracker.visibleFaceCount
-                if json { print(FrameReport.json(frame: index, seconds: seconds, faces: tracker.faces, rules: tracker.settings.expressions.rules)) }
+                let start = threadCPUNanoseconds()
+                if showAll {
+                    scene?.placeEveryItem(faces: tracker.faces)
+                } else {
+                    scene?.update(faces: tracker.faces, seconds: seconds)
+                }
+                stickerNanoseconds += threadCPUNanoseconds() - start
+                if json {
+                    print(FrameReport.json(frame: index, seconds: seconds, faces: tracker.faces, rules: tracker.settings.expressions.rules, scene: scene))
+                }
                 if let writer {
                     let fps = frame.duration > 0 ? 1e9 / Double(frame.duration) : 30
-                    try writer.write(frame, framesPerSecond: fps) { copy in overlay.draw(tracker.faces, ruleCount: ruleCount, on: copy) }
+                    try writer.write(frame, framesPerSecond: fps) { copy in
+                        if let renderer, let scene {
+                            let start = threadCPUNanoseconds()
+                            renderer.draw(scene.placements, on: copy)
+                            stickerNanoseconds += threadCPUNanoseconds() - start
+                        } else {
+                            overlay.draw(tracker.faces, ruleCount: ruleCount, on: copy)
+                        }
+                    }
                 }
             }
             try writer?.finish()
             let frames = tracker.framesProcessed
-            let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames)
+            let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames,
+                                      stickerNanoseconds: scene == nil ? nil : stickerNanoseconds)
             if let statsJSON { try stats.write(to: statsJSON) }
             logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame (vision code built for AVX2/FMA: \(visionOptimisedForAVX2 ? "yes" : "no, FACERELAY_PORTABLE"))")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Compositor
 import Dispatch
 import Glibc
 import FaceVision
@@ -23,8 +24,10 @@ struct Run: ParsableCommand {
     @Option(help: "Where the processed stream goes.")
     var output: String
 
-    @Option(help: "Sticker to put on every face: 'landmarks' (the tracking overlay) or 'none'.")
+    @Option(help: "Sticker on every face: a package (see `facerelay stickers list`) or its folder, 'landmarks' (the tracking overlay) or 'none'.")
     var sticker = "none"
+
+    @OptionGroup var stickerFolder: StickerFolderOption
 
     @OptionGroup var tracking: TrackingOptions
 
@@ -74,9 +77,6 @@ struct Run: ParsableCommand {
         guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        guard ["none", "landmarks"].contains(sticker) else {
-            throw ValidationError("unknown sticker '\(sticker)'; available: landmarks, none")
-        }
     }
 
     func run() throws {
@@ -94,9 +94,20 @@ struct Run: ParsableCommand {
             settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
         try exitingOnFailure(logger) {
             let library = try PipelineLibrary.locate(explicit: pipelines)
-            let stage: FrameStage = sticker == "none"
-                ? PassThroughStage()
-                : FaceTrackingStage(tracker: try makeFaceTracker(settings: try tracking.settings(), landmarkModelPath: tracking.landmarkModel))
+            let stage: FrameStage
+            switch BuiltInLook(rawValue: sticker) {
+            case .off?:
+                stage = PassThroughStage()
+            case .landmarks?:
+                stage = FaceTrackingStage(tracker: try makeFaceTracker(settings: try tracking.settings(), landmarkModelPath: tracking.landmarkModel))
+            case nil:
+                // The package is loaded and checked before anything connects.
+                let settings = try tracking.settings()
+                let package = try stickerFolder.load(sticker, pipelines: library, expressions: settings.expressions.rules.map(\.analyser.name))
+                logger.info("sticker \(package.name): \(package.items.count) item(s) from \(package.directory)")
+                stage = FaceTrackingStage(tracker: try makeFaceTracker(settings: settings, landmarkModelPath: tracking.landmarkModel),
+                                          look: .sticker(StickerRenderer(package: package)))
+            }
             let session = try RelaySession(options: options, library: library, stage: stage, logger: logger)
             let signals = StopSignals { session.requestStop() }
             defer { signals.cancel() }

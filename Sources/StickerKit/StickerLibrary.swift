@@ -1,0 +1,66 @@
+import FoundationEssentials
+
+/// The folder of sticker packages (`Stickers/`): one sub-folder with a `sticker.json` per sticker.
+public struct StickerLibrary: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `explicit`, then $FACERELAY_STICKERS, then an installed share folder, then a `Stickers/`
+    /// beside or above the executable (a source checkout), then the working directory's.
+    public static func locate(explicit: String? = nil) throws(StickerLibraryError) -> StickerLibrary {
+        if let explicit {
+            // An operator's choice is never silently replaced by another folder.
+            guard FileManager.default.fileExists(atPath: explicit) else { throw .directoryNotFound(searched: [explicit]) }
+            return StickerLibrary(directory: explicit)
+        }
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["FACERELAY_STICKERS"] { candidates.append(env) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        candidates.append(directory.appendingPathComponent("../share/facerelay/Stickers").standardized.path)
+        for _ in 0..<5 {
+            candidates.append(directory.appendingPathComponent("Stickers").path)
+            directory = directory.deletingLastPathComponent()
+        }
+        candidates.append(FileManager.default.currentDirectoryPath + "/Stickers")
+        guard let found = candidates.first(where: { !StickerLibrary(directory: $0).names.isEmpty }) else {
+            throw .directoryNotFound(searched: candidates)
+        }
+        return StickerLibrary(directory: found)
+    }
+
+    /// Names of the packages in the folder, sorted.
+    public var names: [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.filter { FileManager.default.fileExists(atPath: directory + "/" + $0 + "/" + StickerLoader.fileName) }.sorted()
+    }
+
+    /// The folder of a sticker given by name (a package of this library) or by path (any folder
+    /// holding a `sticker.json`).
+    public func path(of sticker: String) throws(StickerLibraryError) -> String {
+        if sticker.contains("/") {
+            guard FileManager.default.fileExists(atPath: sticker + "/" + StickerLoader.fileName) else {
+                throw .notFound(sticker, available: names, directory: directory)
+            }
+            return sticker
+        }
+        guard names.contains(sticker) else { throw .notFound(sticker, available: names, directory: directory) }
+        return directory + "/" + sticker
+    }
+}
+
+public enum StickerLibraryError: Error, Sendable, CustomStringConvertible {
+    case directoryNotFound(searched: [String])
+    case notFound(String, available: [String], directory: String)
+
+    public var description: String {
+        switch self {
+        case .directoryNotFound(let searched):
+            "no sticker folder found (looked in \(searched.joined(separator: ", "))); give one with --stickers DIR or $FACERELAY_STICKERS"
+        case .notFound(let name, let available, let directory):
+            name.contains("/")
+                ? "\(name) is not a sticker folder: it has no \(StickerLoader.fileName)"
+                : "no sticker '\(name)' in \(directory); available: \((["landmarks", "none"] + available).joined(separator: ", "))"
+        }
+    }
+}
