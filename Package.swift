@@ -70,6 +70,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Interposes the allocator to count heap allocations; linked into the benchmark only.
+        .target(name: "CAllocationCounter"),
+        .executableTarget(
+            name: "facerelay-bench",
+            dependencies: [
+                "CAllocationCounter", "Compositor", "StickerKit", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "FrameKit"]),
         .testTarget(name: "StickerTests", dependencies: ["StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),

@@ -72,86 +72,132 @@ public enum StickerBlender {
         return (t &+ (t >> 8)) >> 8
     }
 
+    /// Under a projective map, exact 16.16 layer coordinates are computed every `perspectiveRun`
+    /// pixels and stepped linearly between: one division per run instead of per pixel, off by far
+    /// less than a texel at sticker sizes.
+    static let perspectiveRun = 16
+
+    /// The 16.16 layer coordinates of column `x` on the row whose terms are `u0`, `v0`, `w0`.
+    @inline(__always)
+    static func exact(_ m: Homography, _ u0: Double, _ v0: Double, _ w0: Double, _ x: Int) -> (Int, Int) {
+        let r = 65536 / (w0 + m.g * Double(x))
+        return (Int((u0 + m.a * Double(x)) * r), Int((v0 + m.d * Double(x)) * r))
+    }
+
+    /// Fixed point 16.16 coordinates, clamped into the padded layer so that no rounding can step
+    /// outside it.
+    @inline(__always)
+    static func clamp(_ value: Int, _ limit: Int) -> Int { min(max(value, 0), limit) }
+
     static func blendLuma(_ layer: StickerLayer, map m: Homography, box: (x0: Int, x1: Int, y0: Int, y1: Int), plane: Plane) -> Int {
         let texels = layer.luma, stride = layer.lumaStride
-        let maxU = Float(layer.width) + 0.999, maxV = Float(layer.height) + 0.999
-        let affine = m.isAffine
+        let maxU = layer.width << 16 | 0xFFFF, maxV = layer.height << 16 | 0xFFFF
         var covered = 0
         for y in box.y0...box.y1 {
             var lo = box.x0, hi = box.x1
             span(m, row: Double(y), width: Double(layer.width), height: Double(layer.height), &lo, &hi)
             guard lo <= hi else { continue }
-            covered &+= hi - lo + 1
+            covered &+= hi &- lo &+ 1
             let row = plane.row(y)
-            let u0 = Float(m.a * Double(lo) + m.b * Double(y) + m.c), du = Float(m.a)
-            let v0 = Float(m.d * Double(lo) + m.e * Double(y) + m.f), dv = Float(m.d)
-            let w0 = Float(m.g * Double(lo) + m.h * Double(y) + m.i), dw = Float(m.g)
-            for x in lo...hi {
-                let step = Float(x &- lo)
-                var u = u0 + du * step, v = v0 + dv * step
-                if !affine {
-                    let r = 1 / (w0 + dw * step)
-                    u *= r
-                    v *= r
+            if m.isAffine {
+                var u = Int((m.a * Double(lo) + m.b * Double(y) + m.c) * 65536), v = Int((m.d * Double(lo) + m.e * Double(y) + m.f) * 65536)
+                let du = Int(m.a * 65536), dv = Int(m.d * 65536)
+                for x in lo...hi {
+                    blendLumaTexel(texels, stride, clamp(u, maxU), clamp(v, maxV), row + x)
+                    u &+= du
+                    v &+= dv
                 }
-                u = min(max(u, 0), maxU)
-                v = min(max(v, 0), maxV)
-                let iu = Int(u), iv = Int(v)
-                let fu = Int((u - Float(iu)) * 256), fv = Int((v - Float(iv)) * 256)
-                let p = texels + ((iv &* stride &+ iu) &* 2)
-                let q = p + stride &* 2
-                let a0 = Int(p[1]) &* (256 &- fu) &+ Int(p[3]) &* fu
-                let a1 = Int(q[1]) &* (256 &- fu) &+ Int(q[3]) &* fu
-                let alpha = (a0 &* (256 &- fv) &+ a1 &* fv &+ 32768) >> 16
-                guard alpha > 0 else { continue }
-                let y0 = Int(p[0]) &* (256 &- fu) &+ Int(p[2]) &* fu
-                let y1 = Int(q[0]) &* (256 &- fu) &+ Int(q[2]) &* fu
-                let luma = (y0 &* (256 &- fv) &+ y1 &* fv &+ 32768) >> 16
-                row[x] = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(row[x]) &* (255 &- alpha)) &+ luma))
+            } else {
+                let u0 = m.b * Double(y) + m.c, v0 = m.e * Double(y) + m.f, w0 = m.h * Double(y) + m.i
+                var start = lo
+                var (u, v) = exact(m, u0, v0, w0, lo)
+                while start <= hi {
+                    // The last run may stop short; its step still comes from a full run's length.
+                    let (uEnd, vEnd) = exact(m, u0, v0, w0, start + perspectiveRun)
+                    let end = min(hi + 1, start + perspectiveRun)
+                    let du = (uEnd - u) >> 4, dv = (vEnd - v) >> 4
+                    for x in start..<end {
+                        blendLumaTexel(texels, stride, clamp(u, maxU), clamp(v, maxV), row + x)
+                        u &+= du
+                        v &+= dv
+                    }
+                    (u, v, start) = (uEnd, vEnd, end)
+                }
             }
         }
         return covered
     }
 
+    /// Bilinear tap of (Y·a, a) at 16.16 coordinates, both channels in one 64-bit multiply chain,
+    /// blended over the pixel.
+    @inline(__always)
+    static func blendLumaTexel(_ texels: UnsafeMutablePointer<UInt64>, _ stride: Int, _ u: Int, _ v: Int, _ pixel: UnsafeMutablePointer<UInt8>) {
+        let p = texels + ((v >> 16) &* stride &+ (u >> 16))
+        let s00 = p[0], s01 = p[1], s10 = p[stride], s11 = p[stride &+ 1]
+        guard (s00 | s01 | s10 | s11) != 0 else { return }
+        let fu = UInt64(truncatingIfNeeded: (u >> 8) & 0xFF), fv = UInt64(truncatingIfNeeded: (v >> 8) & 0xFF)
+        let top = s00 &* (256 &- fu) &+ s01 &* fu
+        let bottom = s10 &* (256 &- fu) &+ s11 &* fu
+        let mix = top &* (256 &- fv) &+ bottom &* fv &+ 0x0000_8000_0000_8000
+        let alpha = Int(truncatingIfNeeded: mix >> 48)
+        let luma = Int(truncatingIfNeeded: (mix & 0xFFFF_FFFF) >> 16)
+        pixel.pointee = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(pixel.pointee) &* (255 &- alpha)) &+ luma))
+    }
+
     static func blendChroma(_ layer: StickerLayer, map m: Homography, box: (x0: Int, x1: Int, y0: Int, y1: Int), frame: VideoFrame) {
         let texels = layer.chroma, stride = layer.chromaStride
-        let maxU = Float(layer.chromaWidth) + 0.999, maxV = Float(layer.chromaHeight) + 0.999
-        let affine = m.isAffine
-        let interleaved = frame.format == .nv12
+        let maxU = layer.chromaWidth << 16 | 0xFFFF, maxV = layer.chromaHeight << 16 | 0xFFFF
+        // I420: U and V in their own planes. NV12: one plane, U at even bytes and V at odd ones.
+        let step = frame.format == .nv12 ? 2 : 1
+        let vOffset = frame.format == .nv12 ? 1 : 0
         for y in box.y0...box.y1 {
             var lo = box.x0, hi = box.x1
             span(m, row: Double(y), width: Double(layer.chromaWidth), height: Double(layer.chromaHeight), &lo, &hi)
             guard lo <= hi else { continue }
-            let rowU = frame.chromaU.row(y), rowV = frame.chromaV.row(y)
-            let u0 = Float(m.a * Double(lo) + m.b * Double(y) + m.c), du = Float(m.a)
-            let v0 = Float(m.d * Double(lo) + m.e * Double(y) + m.f), dv = Float(m.d)
-            let w0 = Float(m.g * Double(lo) + m.h * Double(y) + m.i), dw = Float(m.g)
-            for x in lo...hi {
-                let step = Float(x &- lo)
-                var u = u0 + du * step, v = v0 + dv * step
-                if !affine {
-                    let r = 1 / (w0 + dw * step)
-                    u *= r
-                    v *= r
+            let rowU = frame.chromaU.row(y), rowV = frame.chromaV.row(y) + vOffset
+            if m.isAffine {
+                var u = Int((m.a * Double(lo) + m.b * Double(y) + m.c) * 65536), v = Int((m.d * Double(lo) + m.e * Double(y) + m.f) * 65536)
+                let du = Int(m.a * 65536), dv = Int(m.d * 65536)
+                for x in lo...hi {
+                    blendChromaTexel(texels, stride, clamp(u, maxU), clamp(v, maxV), rowU + x &* step, rowV + x &* step)
+                    u &+= du
+                    v &+= dv
                 }
-                u = min(max(u, 0), maxU)
-                v = min(max(v, 0), maxV)
-                let iu = Int(u), iv = Int(v)
-                let fu = Int((u - Float(iu)) * 256), fv = Int((v - Float(iv)) * 256)
-                let p = texels + ((iv &* stride &+ iu) &* 4)
-                let q = p + stride &* 4
-                @inline(__always) func sample(_ k: Int) -> Int {
-                    let top = Int(p[k]) &* (256 &- fu) &+ Int(p[k &+ 4]) &* fu
-                    let bottom = Int(q[k]) &* (256 &- fu) &+ Int(q[k &+ 4]) &* fu
-                    return (top &* (256 &- fv) &+ bottom &* fv &+ 32768) >> 16
+            } else {
+                let u0 = m.b * Double(y) + m.c, v0 = m.e * Double(y) + m.f, w0 = m.h * Double(y) + m.i
+                var start = lo
+                var (u, v) = exact(m, u0, v0, w0, lo)
+                while start <= hi {
+                    // The last run may stop short; its step still comes from a full run's length.
+                    let (uEnd, vEnd) = exact(m, u0, v0, w0, start + perspectiveRun)
+                    let end = min(hi + 1, start + perspectiveRun)
+                    let du = (uEnd - u) >> 4, dv = (vEnd - v) >> 4
+                    for x in start..<end {
+                        blendChromaTexel(texels, stride, clamp(u, maxU), clamp(v, maxV), rowU + x &* step, rowV + x &* step)
+                        u &+= du
+                        v &+= dv
+                    }
+                    (u, v, start) = (uEnd, vEnd, end)
                 }
-                let alpha = sample(2)
-                guard alpha > 0 else { continue }
-                let keep = 255 &- alpha
-                let cu = interleaved ? x &* 2 : x, cv = interleaved ? x &* 2 &+ 1 : x
-                rowU[cu] = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(rowU[cu]) &* keep) &+ sample(0)))
-                rowV[cv] = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(rowV[cv]) &* keep) &+ sample(1)))
             }
         }
+    }
+
+    /// Bilinear tap of (U·a, V·a, a) with 6-bit weights (three 21-bit lanes), blended over the
+    /// chroma sample.
+    @inline(__always)
+    static func blendChromaTexel(_ texels: UnsafeMutablePointer<UInt64>, _ stride: Int, _ u: Int, _ v: Int,
+                                 _ pixelU: UnsafeMutablePointer<UInt8>, _ pixelV: UnsafeMutablePointer<UInt8>) {
+        let p = texels + ((v >> 16) &* stride &+ (u >> 16))
+        let s00 = p[0], s01 = p[1], s10 = p[stride], s11 = p[stride &+ 1]
+        guard (s00 | s01 | s10 | s11) != 0 else { return }
+        let fu = UInt64(truncatingIfNeeded: (u >> 10) & 0x3F), fv = UInt64(truncatingIfNeeded: (v >> 10) & 0x3F)
+        let top = s00 &* (64 &- fu) &+ s01 &* fu
+        let bottom = s10 &* (64 &- fu) &+ s11 &* fu
+        let mix = top &* (64 &- fv) &+ bottom &* fv &+ (2048 | 2048 << 21 | 2048 << 42)
+        let alpha = Int(truncatingIfNeeded: mix >> 54)
+        let keep = 255 &- alpha
+        pixelU.pointee = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(pixelU.pointee) &* keep) &+ Int(truncatingIfNeeded: (mix & 0x1F_FFFF) >> 12)))
+        pixelV.pointee = UInt8(truncatingIfNeeded: min(255, divideBy255(Int(pixelV.pointee) &* keep) &+ Int(truncatingIfNeeded: ((mix >> 21) & 0x1F_FFFF) >> 12)))
     }
 }

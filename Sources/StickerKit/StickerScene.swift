@@ -41,7 +41,7 @@ public final class StickerScene {
         faceIDs.firstIndex(of: id).map { timelines[$0] }
     }
 
-    public func update(faces: some Collection<TrackedFace>, seconds: Double) {
+    public func update(faces: ContiguousArray<TrackedFace>, seconds: Double) {
         placements.removeAll(keepingCapacity: true)
         // A face that is gone ends its instance; its slot is free for the next face.
         for slot in faceIDs.indices where faceIDs[slot] >= 0 && !faces.contains(where: { $0.id == faceIDs[slot] }) {
@@ -69,7 +69,7 @@ public final class StickerScene {
     }
 
     /// Starts every item on every face at once, ignoring triggers: how previews show a whole sticker.
-    public func placeEveryItem(faces: some Collection<TrackedFace>) {
+    public func placeEveryItem(faces: ContiguousArray<TrackedFace>) {
         placements.removeAll(keepingCapacity: true)
         for face in faces where !face.isHeld {
             for (index, item) in package.items.enumerated() {
