@@ -80,8 +80,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
-        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTracking", "FrameKit"]),
-        .testTarget(name: "StickerTests", dependencies: ["StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
+        // Synthetic faces and a fake vision back end for tests of the tracker and of stickers.
+        .target(name: "FaceTestSupport", dependencies: ["FaceTracking", "FrameKit"], path: "Tests/FaceTestSupport"),
+        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FrameKit"]),
+        .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge"]),
         .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),

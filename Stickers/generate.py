@@ -106,7 +106,6 @@ def sunglasses():
     package("sunglasses", "Sunglasses", "Dark glasses that turn with the head (follow3D).", [{
         "id": "glasses", "frames": ["glasses.png"], "z": 0,
         "position": point([36, 39, 42, 45], 300, 112),
-        "rotateCenter": [point(27, 300, 95)],
         "scale": {"pointA": point(36, 108, 112), "pointB": point(45, 492, 112)},
         "begin": "always", "follow3D": True,
     }], {"glasses.png": c})

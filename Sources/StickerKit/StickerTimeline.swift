@@ -73,7 +73,8 @@ public struct StickerTimeline {
             let start = startedAt[item]
             if !start.isNaN {
                 let elapsed = seconds - start
-                let finished = (!loops[item] && elapsed >= animationSeconds[item]) || elapsed >= durations[item]
+                // A still picture that plays once lasts its duration; an animation its frames.
+                let finished = (!loops[item] && animationSeconds[item] > 0 && elapsed >= animationSeconds[item]) || elapsed >= durations[item]
                 if finished || happened(ends[item]) { stop(item) }
             } else if happened(begins[item]) {
                 startedAt[item] = seconds

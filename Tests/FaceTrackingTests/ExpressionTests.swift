@@ -1,3 +1,4 @@
+import FaceTestSupport
 import FaceTracking
 import Testing
 

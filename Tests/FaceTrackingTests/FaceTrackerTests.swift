@@ -1,57 +1,7 @@
+import FaceTestSupport
 import FaceTracking
 import FrameKit
 import Testing
-
-/// Faces the fake detector and landmarker see: each a synthetic face the test moves around.
-final class Scene: @unchecked Sendable {
-    var faces: [SyntheticFace] = []
-    /// Faces the detector no longer reports (the landmarker still fits them).
-    var hiddenFromDetector: Set<Int> = []
-    let width = 1280, height = 720
-
-    static func box(_ landmarks: Landmarks) -> FaceBox {
-        var minX = Float.infinity, maxX = -Float.infinity, minY = Float.infinity, maxY = -Float.infinity
-        for i in 0..<68 {
-            minX = min(minX, landmarks[i].x); maxX = max(maxX, landmarks[i].x)
-            minY = min(minY, landmarks[i].y); maxY = max(maxY, landmarks[i].y)
-        }
-        return FaceBox(x: minX, y: minY, width: maxX - minX, height: maxY - minY)
-    }
-}
-
-final class SceneDetector: FaceDetector, @unchecked Sendable {
-    let scene: Scene
-    init(_ scene: Scene) { self.scene = scene }
-
-    func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
-        let scale = Float(grey.width) / Float(scene.width)
-        var count = 0
-        for (index, face) in scene.faces.enumerated() where !scene.hiddenFromDetector.contains(index) && count < boxes.count {
-            let box = Scene.box(face.landmarks)
-            guard box.centre.x >= 0, box.centre.x < Float(scene.width) else { continue }
-            boxes[count] = box.scaled(by: scale)
-            count += 1
-        }
-        return count
-    }
-
-    func downscale(_ grey: Plane, into smaller: Plane) {}
-}
-
-final class SceneLandmarker: FaceLandmarker {
-    let scene: Scene
-    init(_ scene: Scene) { self.scene = scene }
-
-    func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
-        let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
-        guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
-        return best
-    }
-}
-
-final class NoPose: PoseSolver {
-    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
-}
 
 @Suite struct FaceTrackerTests {
     let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720)

@@ -2,20 +2,25 @@ import FaceTracking
 
 /// A drawn face in iBUG order: a jaw arc, straight brows, a nose line, six-point eyes and an
 /// elliptical mouth, with the parts an expression moves as parameters. Eye distance = 2 * `size` * 0.45.
-struct SyntheticFace {
-    var centre = Point(x: 400, y: 300)
-    var size: Float = 100
+public struct SyntheticFace {
+    public var centre = Point(x: 400, y: 300)
+    public var size: Float = 100
     /// Eyelid gap over eye width (0.3 open, 0 shut).
-    var eyeOpenLeft: Float = 0.3
-    var eyeOpenRight: Float = 0.3
+    public var eyeOpenLeft: Float = 0.3
+    public var eyeOpenRight: Float = 0.3
     /// Inner-lip gap over mouth width.
-    var mouthGap: Float = 0
-    var mouthWidth: Float = 0.55
+    public var mouthGap: Float = 0
+    public var mouthWidth: Float = 0.55
     /// Brow height above the eye centres, in units of `size`.
-    var browHeight: Float = 0.18
-    var roll: Float = 0
+    public var browHeight: Float = 0.18
+    public var roll: Float = 0
 
-    var landmarks: Landmarks {
+    public init(centre: Point = Point(x: 400, y: 300), size: Float = 100) {
+        self.centre = centre
+        self.size = size
+    }
+
+    public var landmarks: Landmarks {
         var l = Landmarks.zero
         let s = size
         func put(_ i: Int, _ x: Float, _ y: Float) {

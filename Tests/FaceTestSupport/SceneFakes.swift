@@ -1,0 +1,57 @@
+import FaceTracking
+import FrameKit
+
+/// Faces the fake detector and landmarker see: each a synthetic face the test moves around.
+public final class Scene: @unchecked Sendable {
+    public var faces: [SyntheticFace] = []
+    /// Faces the detector no longer reports (the landmarker still fits them).
+    public var hiddenFromDetector: Set<Int> = []
+    public let width = 1280, height = 720
+
+    public init() {}
+
+    public static func box(_ landmarks: Landmarks) -> FaceBox {
+        var minX = Float.infinity, maxX = -Float.infinity, minY = Float.infinity, maxY = -Float.infinity
+        for i in 0..<68 {
+            minX = min(minX, landmarks[i].x); maxX = max(maxX, landmarks[i].x)
+            minY = min(minY, landmarks[i].y); maxY = max(maxY, landmarks[i].y)
+        }
+        return FaceBox(x: minX, y: minY, width: maxX - minX, height: maxY - minY)
+    }
+}
+
+public final class SceneDetector: FaceDetector, @unchecked Sendable {
+    let scene: Scene
+    public init(_ scene: Scene) { self.scene = scene }
+
+    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
+        let scale = Float(grey.width) / Float(scene.width)
+        var count = 0
+        for (index, face) in scene.faces.enumerated() where !scene.hiddenFromDetector.contains(index) && count < boxes.count {
+            let box = Scene.box(face.landmarks)
+            guard box.centre.x >= 0, box.centre.x < Float(scene.width) else { continue }
+            boxes[count] = box.scaled(by: scale)
+            count += 1
+        }
+        return count
+    }
+
+    public func downscale(_ grey: Plane, into smaller: Plane) {}
+}
+
+public final class SceneLandmarker: FaceLandmarker {
+    let scene: Scene
+    public init(_ scene: Scene) { self.scene = scene }
+
+    public func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+        let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
+        guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
+        return best
+    }
+}
+
+public final class NoPose: PoseSolver {
+    public init() {}
+    public func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
+}
+
