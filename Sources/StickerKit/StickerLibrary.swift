@@ -60,7 +60,7 @@ public enum StickerLibraryError: Error, Sendable, CustomStringConvertible {
         case .notFound(let name, let available, let directory):
             name.contains("/")
                 ? "\(name) is not a sticker folder: it has no \(StickerLoader.fileName)"
-                : "no sticker '\(name)' in \(directory); available: \((["landmarks", "none"] + available).joined(separator: ", "))"
+                : "unknown sticker '\(name)' in \(directory); available: \((["landmarks", "none"] + available).joined(separator: ", "))"
         }
     }
 }

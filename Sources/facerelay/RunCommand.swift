@@ -7,6 +7,7 @@ import FrameKit
 import Logging
 import MediaBridge
 import RelayServer
+import StickerKit
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,6 +78,13 @@ struct Run: ParsableCommand {
         guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if BuiltInLook(rawValue: sticker) == nil {
+            do {
+                _ = try StickerLibrary.locate(explicit: stickerFolder.directory).path(of: sticker)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
     }
 
     func run() throws {

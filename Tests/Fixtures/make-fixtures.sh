@@ -7,6 +7,7 @@
 # The face moves with known motion: x = 440 + 200 sin(2 pi t / 4), y = 200, 400x400 px.
 set -euo pipefail
 out=${1:?usage: make-fixtures.sh OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 cd "$out"
 
@@ -49,4 +50,6 @@ fi
 [ -s audio_only.m4a ] || ffmpeg -nostdin -v error -y -f lavfi -i "$beeps" -t 3 -c:a aac audio_only.m4a
 [ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
+# Portrait stills for sticker placement tests and previews (face centred, turned, smaller).
+[ -s portraits.json ] || /usr/bin/python3 "$here/portraits.py" "$photo" "$PWD"
 echo "$out"

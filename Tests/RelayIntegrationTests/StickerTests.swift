@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// One face of an `inspect --json --sticker` line, with the placement of each sticker item.
+struct StickeredFace: Decodable {
+    struct Placement: Decodable {
+        let item: String
+        let frame: Int
+        let corners: [[Double]]
+        let centre: [Double]
+    }
+    let id: Int
+    let landmarks: [[Double]]
+    let stickers: [Placement]
+}
+
+struct StickeredFrame: Decodable {
+    let frame: Int
+    let faces: [StickeredFace]
+}
+
+/// Stickers on real faces through the command line: placement on a photo, golden previews, the
+/// relay, and what a bad sticker does.
+@Suite(.serialized) struct StickerPlacementTests {
+    func sunglasses(on photo: String) throws -> (face: StickeredFace, glasses: StickeredFace.Placement) {
+        let output = try run(Package.facerelay, ["inspect", "--json", "--sticker", "sunglasses", try Fixtures.path(photo)], timeout: 120)
+        let frame = try JSONDecoder().decode(StickeredFrame.self, from: output)
+        try #require(frame.faces.count == 1, "one face on \(photo)")
+        let face = frame.faces[0]
+        try #require(face.stickers.count == 1 && face.stickers[0].item == "glasses")
+        return (face, face.stickers[0])
+    }
+
+    func angle(_ a: [Double], _ b: [Double]) -> Double { atan2(b[1] - a[1], b[0] - a[0]) * 180 / .pi }
+
+    /// The glasses' centre on the midpoint of the eyes, their width in step with the eye distance,
+    /// and their angle with the photo's.
+    @Test func sunglassesSitOnTheEyesAndFollowScaleAndRotation() throws {
+        var widths: [String: Double] = [:], angles: [String: Double] = [:], eyeDistances: [String: Double] = [:]
+        for photo in ["portrait.png", "portrait_small.png", "portrait_rot12.png"] {
+            let (face, glasses) = try sunglasses(on: photo)
+            let eyes = (36...47).map { face.landmarks[$0] }
+            let midpoint = [eyes.map { $0[0] }.reduce(0, +) / 12, eyes.map { $0[1] }.reduce(0, +) / 12]
+            let eyeDistance = distance(face.landmarks[36], face.landmarks[45])
+            let offset = distance(glasses.centre, midpoint) / eyeDistance
+            #expect(offset < 0.03, "\(photo): the glasses' centre is \(Int(offset * 1000)) per mille of the eye distance off the eyes' midpoint")
+            let corners = glasses.corners
+            widths[photo] = (distance(corners[0], corners[1]) + distance(corners[3], corners[2])) / 2
+            angles[photo] = (angle(corners[0], corners[1]) + angle(corners[3], corners[2])) / 2
+            eyeDistances[photo] = eyeDistance
+        }
+        let ratio = widths["portrait_small.png"]! / widths["portrait.png"]!
+        #expect(abs(ratio - 0.75) < 0.75 * 0.03, "width ratio \(ratio) on a photo scaled by 0.75")
+        let perEye = widths["portrait.png"]! / eyeDistances["portrait.png"]!, perEyeSmall = widths["portrait_small.png"]! / eyeDistances["portrait_small.png"]!
+        #expect(abs(perEye / perEyeSmall - 1) < 0.03, "width per eye distance \(perEye) and \(perEyeSmall)")
+        // portraits.py turns the photo 12 degrees counter-clockwise as seen: -12 with y down.
+        let turn = angles["portrait_rot12.png"]! - angles["portrait.png"]!
+        #expect(abs(turn + 12) < 2, "the glasses turned \(turn) degrees")
+    }
+
+    /// Each package's preview is what FaceRelay draws today on the same photo (golden images).
+    @Test func everyPreviewMatchesWhatTheToolDraws() throws {
+        let directory = try Package.temporaryDirectory("previews")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stickers = Package.root.appendingPathComponent("Stickers").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: stickers)
+            .filter { FileManager.default.fileExists(atPath: "\(stickers)/\($0)/sticker.json") }.sorted()
+        #expect(names.count >= 10)
+        let photo = try Fixtures.path("portrait_preview.png")
+        let plain = try grey(photo)
+        for name in names {
+            let drawn = "\(directory)/\(name).png"
+            try run(Package.facerelay, ["inspect", photo, "--sticker", name, "--show-all", "--min-face-size", "80", "--annotate", drawn])
+            let (now, golden) = (try grey(drawn), try grey("\(stickers)/\(name)/preview.png"))
+            try #require(now.count == golden.count && now.count == 320 * 320)
+            let differences = zip(now, golden).map { abs(Int($0) - Int($1)) }
+            let mean = Double(differences.reduce(0, +)) / Double(differences.count)
+            let large = differences.filter { $0 > 24 }.count
+            #expect(mean < 1 && large < now.count / 500, "\(name): mean difference \(mean), \(large) pixels off by more than 24")
+            // And the sticker is there at all.
+            let changed = zip(now, plain).filter { abs(Int($0) - Int($1)) > 24 }.count
+            #expect(changed > 100, "\(name) changed only \(changed) pixels of the photo")
+        }
+    }
+
+    func grey(_ path: String) throws -> [UInt8] {
+        [UInt8](try run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"]))
+    }
+
+    @Test func everyShippedPackageValidatesAndIsListed() throws {
+        let stickers = Package.root.appendingPathComponent("Stickers").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: stickers)
+            .filter { FileManager.default.fileExists(atPath: "\(stickers)/\($0)/sticker.json") }.sorted()
+        let validated = String(decoding: try run(Package.facerelay, ["stickers", "validate"] + names.map { "\(stickers)/\($0)" }), as: UTF8.self)
+        #expect(validated.split(separator: "\n").filter { $0.contains(": valid,") }.count == names.count, "\(validated)")
+        let listed = String(decoding: try run(Package.facerelay, ["stickers", "list", "--stickers", stickers]), as: UTF8.self)
+        for name in names { #expect(listed.contains("  \(name) "), "\(name) in \(listed)") }
+        #expect(!listed.contains("INVALID"))
+        #expect(listed.contains("flames 8f@15 on mouthOpen"))
+    }
+
+    /// `run --sticker sunglasses` on a moving face: dark lenses on the face in the output, and the
+    /// sticker's cost in the stats.
+    @Test func aRelayPutsTheGlassesOnTheFace() throws {
+        let directory = try Package.temporaryDirectory("run-sunglasses")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.motion("translate.mp4")
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", directory + "/out.mp4", "--sticker", "sunglasses",
+                                                         "--stats-json", directory + "/stats.json"], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 180) == 0, "facerelay: \(relay.stderr)")
+        let stats = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory + "/stats.json"))) as! [String: Any]
+        let sticker = stats["sticker_ms_per_frame"] as? Double ?? 0, faces = stats["faces_tracked"] as? Double ?? 0
+        #expect(sticker > 0 && sticker < 20, "sticker_ms_per_frame \(sticker)")
+        #expect(faces > 0.95, "faces_tracked \(faces)")
+
+        // Where the glasses go on the input, from inspect: a point on the left lens below the eye.
+        let placements = try String(decoding: run(Package.facerelay, ["inspect", "--json", "--sticker", "sunglasses", input], timeout: 300), as: UTF8.self)
+            .split(separator: "\n").map { try JSONDecoder().decode(StickeredFrame.self, from: Data($0.utf8)) }
+        for index in [15, 75, 135] {
+            let glasses = try #require(placements[index].faces.first?.stickers.first, "glasses on frame \(index)")
+            let c = glasses.corners
+            // Design point (165, 160) of the 600x220 picture, inside the lens and off the eye.
+            let (s, t) = (165.0 / 600, 160.0 / 220)
+            let x = Int(c[0][0] + (c[1][0] - c[0][0]) * s + (c[3][0] - c[0][0]) * t)
+            let y = Int(c[0][1] + (c[1][1] - c[0][1]) * s + (c[3][1] - c[0][1]) * t)
+            let before = try lumaAt(input, frame: index, x: x, y: y), after = try lumaAt(directory + "/out.mp4", frame: index, x: x, y: y)
+            #expect(before > 90 && after < 75, "frame \(index) at \(x),\(y): luma \(before) in the input, \(after) in the output")
+        }
+    }
+
+    /// The luma of one pixel of one frame of a video, decoded by ffmpeg.
+    func lumaAt(_ path: String, frame: Int, x: Int, y: Int) throws -> Int {
+        let pixels = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-vf", "select=eq(n\\,\(frame)),format=gray,crop=1:1:\(x):\(y)", "-frames:v", "1",
+                                                 "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        return Int(pixels.first ?? 0)
+    }
+
+    @Test func aBadStickerStopsTheCommandWithEveryProblem() throws {
+        let directory = try Package.temporaryDirectory("bad-sticker")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let package = directory + "/broken"
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
+        try #"{"items": [{"id": "a", "frames": ["missing.png"], "region": {"feature": "ears"}, "begin": "wink"}]}"#
+            .write(toFile: package + "/sticker.json", atomically: true, encoding: .utf8)
+        let inspect = try ChildProcess(Package.facerelay, ["inspect", try Fixtures.path("portrait_preview.png"), "--sticker", package],
+                                       logDirectory: directory, name: "inspect")
+        #expect(inspect.wait(seconds: 60) == 1)
+        for field in ["items[0].frames[0]", "items[0].region.feature", "items[0].begin"] {
+            #expect(inspect.stderr.contains("\(package)/sticker.json: \(field):"), "\(field) in \(inspect.stderr)")
+        }
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", try Fixtures.path("face_720p.mp4"), "--output", directory + "/o.flv",
+                                                         "--sticker", package], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 60) == 1)
+        #expect(relay.stderr.contains("is not valid (3 problems)"), "\(relay.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/o.flv"), "nothing is relayed with a bad sticker")
+    }
+}
