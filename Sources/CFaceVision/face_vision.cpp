@@ -23,16 +23,16 @@ struct fv_detector {
 };
 
 // One cascade level of the shape predictor, laid out for speed: every tree's splits in one array
-// and every leaf's shape update in one array of 16-bit fixed-point values with a per-level scale.
-// dlib keeps each leaf as its own heap vector of floats, 65 MB in all and scattered; a fit reads
-// one leaf per tree, 7,500 in all, so the fit is bound by memory traffic. Compact, it reads half as
-// much, contiguously, and the quantisation error (under 1e-4 of the face size summed over every
-// tree) is far below the fit's own noise.
+// and every leaf's shape update in one array of 16-bit fixed-point values, each leaf with its own
+// scale. dlib keeps each leaf as its own heap vector of floats, 65 MB in all and scattered; a fit
+// reads one leaf per tree, 7,500 in all, so the fit is bound by memory traffic. Compact, it reads
+// half as much, contiguously, and the rounding (1/65,534 of each leaf's largest value) is far below
+// the fit's own noise. The model is read tree by tree, so dlib's form never exists whole in memory.
 struct fv_level {
     struct split { uint32_t a, b; float threshold; };
     std::vector<split> splits;     // trees x splitsPerTree
     std::vector<int16_t> leaves;   // trees x (splitsPerTree + 1) x values
-    float scale = 0;
+    std::vector<float> scales;     // trees x (splitsPerTree + 1)
     size_t trees = 0, splitsPerTree = 0;
 };
 
@@ -46,7 +46,7 @@ struct fv_landmarker {
     std::vector<std::vector<dlib::vector<float, 2>>> deltas;
     dlib::matrix<float, 0, 1> shape;
     std::vector<float> features;
-    std::vector<int32_t> sum;
+    std::vector<float> sum;
 };
 
 struct fv_pose_solver {
@@ -85,35 +85,42 @@ const cv::Point3d kPoseModel[] = {
 };
 constexpr double kDegrees = 180.0 / M_PI;
 
-// The cascade in fv_level's compact form. Every tree of a level must be complete and of one depth,
-// as dlib trains them.
-std::vector<fv_level> compact(const std::vector<std::vector<dlib::impl::regression_tree>> &forests, long values,
-                              const std::vector<std::vector<dlib::vector<float, 2>>> &deltas) {
-    std::vector<fv_level> levels(forests.size());
-    for (size_t level = 0; level < forests.size(); ++level) {
-        const auto &forest = forests[level];
-        fv_level &out = levels[level];
-        out.trees = forest.size();
-        out.splitsPerTree = forest.empty() ? 0 : forest[0].splits.size();
-        float largest = 0;
-        for (const auto &tree : forest) {
+// Reads the cascade of a serialised dlib::shape_predictor (a vector of forests, each a vector of
+// regression trees) one tree at a time into fv_level's compact form. Every tree of a level must be
+// complete and of one depth, as dlib trains them.
+std::vector<fv_level> readCascade(std::istream &in, long values) {
+    unsigned long levelCount = 0;
+    dlib::deserialize(levelCount, in);
+    if (levelCount > 1000) throw dlib::serialization_error("implausible cascade length");
+    std::vector<fv_level> levels(levelCount);
+    for (fv_level &out : levels) {
+        unsigned long treeCount = 0;
+        dlib::deserialize(treeCount, in);
+        if (treeCount > 100000) throw dlib::serialization_error("implausible forest size");
+        out.trees = treeCount;
+        dlib::impl::regression_tree tree;
+        for (unsigned long t = 0; t < treeCount; ++t) {
+            deserialize(tree, in);  // the tree's own friend, found by argument-dependent lookup
+            if (t == 0) {
+                out.splitsPerTree = tree.splits.size();
+                const size_t leaves = out.splitsPerTree + 1;
+                out.splits.reserve(treeCount * out.splitsPerTree);
+                out.leaves.reserve(treeCount * leaves * static_cast<size_t>(values));
+                out.scales.reserve(treeCount * leaves);
+            }
             if (tree.splits.size() != out.splitsPerTree || tree.leaf_values.size() != out.splitsPerTree + 1) {
                 throw dlib::serialization_error("trees of one level differ in depth");
             }
             for (const auto &split : tree.splits) {
-                if (split.idx1 >= deltas[level].size() || split.idx2 >= deltas[level].size()) throw dlib::serialization_error("split outside the features");
                 out.splits.push_back({static_cast<uint32_t>(split.idx1), static_cast<uint32_t>(split.idx2), split.thresh});
             }
             for (const auto &leaf : tree.leaf_values) {
                 if (leaf.size() != values) throw dlib::serialization_error("leaf of the wrong size");
+                float largest = 0;
                 for (long k = 0; k < values; ++k) largest = std::max(largest, std::fabs(leaf(k)));
-            }
-        }
-        out.scale = largest > 0 ? largest / 32767.0f : 1.0f;
-        out.leaves.reserve(out.trees * (out.splitsPerTree + 1) * static_cast<size_t>(values));
-        for (const auto &tree : forest) {
-            for (const auto &leaf : tree.leaf_values) {
-                for (long k = 0; k < values; ++k) out.leaves.push_back(static_cast<int16_t>(std::lround(leaf(k) / out.scale)));
+                const float scale = largest > 0 ? largest / 32767.0f : 1.0f;
+                out.scales.push_back(scale);
+                for (long k = 0; k < values; ++k) out.leaves.push_back(static_cast<int16_t>(std::lround(leaf(k) / scale)));
             }
         }
     }
@@ -198,15 +205,24 @@ fv_landmarker *fv_landmarker_create(const char *model_path, char **error) {
         std::ifstream in(model_path, std::ios::binary);
         dlib::deserialize(version, in);
         if (version != 1) throw dlib::serialization_error("unknown shape predictor version " + std::to_string(version));
-        std::vector<std::vector<dlib::impl::regression_tree>> forests;
         dlib::deserialize(landmarker->initialShape, in);
-        dlib::deserialize(forests, in);
+        landmarker->levels = readCascade(in, landmarker->initialShape.size());
         dlib::deserialize(landmarker->anchors, in);
         dlib::deserialize(landmarker->deltas, in);
-        if (forests.empty() || landmarker->anchors.size() != forests.size() || landmarker->deltas.size() != forests.size()) {
+        if (landmarker->levels.empty() || landmarker->anchors.size() != landmarker->levels.size() ||
+            landmarker->deltas.size() != landmarker->levels.size()) {
             throw dlib::serialization_error("inconsistent cascade");
         }
-        landmarker->levels = compact(forests, landmarker->initialShape.size(), landmarker->deltas);
+        for (size_t level = 0; level < landmarker->levels.size(); ++level) {
+            const size_t features = landmarker->deltas[level].size();
+            if (landmarker->anchors[level].size() != features) throw dlib::serialization_error("inconsistent feature anchors");
+            for (const auto &split : landmarker->levels[level].splits) {
+                if (split.a >= features || split.b >= features) throw dlib::serialization_error("split outside the features");
+            }
+            for (unsigned long anchor : landmarker->anchors[level]) {
+                if (anchor >= static_cast<unsigned long>(FV_LANDMARK_COUNT)) throw dlib::serialization_error("feature anchor outside the shape");
+            }
+        }
     } catch (const std::exception &e) {
         delete landmarker;
         report(error, std::string("the landmark model ") + model_path + " is not a dlib shape predictor: " + e.what());
@@ -249,8 +265,8 @@ int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, 
             }
             const fv_level &cascade = landmarker->levels[level];
             const size_t values = static_cast<size_t>(shape.size()), leaves = cascade.splitsPerTree + 1;
-            int32_t *sum = landmarker->sum.data();
-            std::fill(sum, sum + values, 0);
+            float *sum = landmarker->sum.data();
+            std::fill(sum, sum + values, 0.0f);
             for (size_t tree = 0; tree < cascade.trees; ++tree) {
                 const fv_level::split *splits = cascade.splits.data() + tree * cascade.splitsPerTree;
                 size_t node = 0;
@@ -258,10 +274,12 @@ int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, 
                     const fv_level::split &s = splits[node];
                     node = features[s.a] - features[s.b] > s.threshold ? 2 * node + 1 : 2 * node + 2;
                 }
-                const int16_t *update = cascade.leaves.data() + (tree * leaves + node - cascade.splitsPerTree) * values;
-                for (size_t k = 0; k < values; ++k) sum[k] += update[k];
+                const size_t leaf = tree * leaves + node - cascade.splitsPerTree;
+                const int16_t *update = cascade.leaves.data() + leaf * values;
+                const float scale = cascade.scales[leaf];
+                for (size_t k = 0; k < values; ++k) sum[k] += scale * static_cast<float>(update[k]);
             }
-            for (size_t k = 0; k < values; ++k) shape(k) += static_cast<float>(sum[k]) * cascade.scale;
+            for (size_t k = 0; k < values; ++k) shape(k) += sum[k];
         }
         for (int i = 0; i < FV_LANDMARK_COUNT; ++i) {
             const dlib::dpoint p = toImage(dlib::dpoint(shape(2 * i), shape(2 * i + 1)));
