@@ -102,9 +102,16 @@ public final class FaceTracker {
         return false
     }
 
+    /// Frames between detections while a face reaches past the frame's edge.
+    static let edgeDetectionInterval = 5
+
     private var detectionDue: Bool {
-        if frameIndex - lastDetectionFrame >= settings.detectionInterval { return true }
+        let since = frameIndex - lastDetectionFrame
+        if since >= settings.detectionInterval { return true }
         for face in faces where face.isHeld { return true }
+        // A face sliding out of the frame can leave a fit that looks like a face on the background
+        // beside the edge; detection tells the two apart, so it runs often while a face is there.
+        for face in faces where face.atEdge && since >= min(settings.detectionInterval, Self.edgeDetectionInterval) { return true }
         return false
     }
 
@@ -156,7 +163,8 @@ public final class FaceTracker {
             faces[faces.count - 1].heldFrames = 0
             nextID += 1
         }
-        faces.removeAll { $0.missedDetections >= settings.missedDetectionsToDrop }
+        // At the edge one miss is enough: the face is leaving, or the fit is on the background.
+        faces.removeAll { $0.missedDetections >= ($0.atEdge ? 1 : settings.missedDetectionsToDrop) }
     }
 
     private func restart(_ face: inout TrackedFace, _ box: FaceBox, _ grey: Plane) {
@@ -182,6 +190,7 @@ public final class FaceTracker {
         face.isHeld = false
         face.heldFrames = 0
         face.box = box
+        face.atEdge = box.x < 0 || box.y < 0 || box.x + box.width > Float(grey.width) || box.y + box.height > Float(grey.height)
         face.rawLandmarks = raw
         face.landmarks = face.filter.filter(raw, at: seconds)
         face.pose = poseSolver.solve(face.landmarks, frameWidth: grey.width, frameHeight: grey.height, previous: face.pose)

@@ -18,6 +18,8 @@ public struct TrackedFace {
     var poseHistory = PoseHistory()
     var heldFrames = 0
     var missedDetections = 0
+    /// True while the fit's box reaches past the frame's edge: part of the face may be off the frame.
+    var atEdge = false
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
 
