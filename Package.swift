@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FrameKit"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor"]),
         .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),
     ],
     cxxLanguageStandard: .cxx17

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end demo: installs what is missing, builds FaceRelay, starts a private nginx-rtmp,
 # publishes a moving face video to it as a broadcaster would, relays it through facerelay to a
-# second stream key as a platform would receive it, records that, and prints where it is.
-#   deploy/demo.sh [STICKER]        (default: none)
+# second stream key as a platform would receive it, with a sticker on the face, records that, and
+# prints where it is.
+#   deploy/demo.sh [STICKER]        (default: sunglasses; see facerelay stickers list)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-sticker=${1:-none}
+sticker=${1:-sunglasses}
 out=$root/demo-output
 mkdir -p "$out"
 "$root/deploy/install-deps.sh"
@@ -13,7 +14,7 @@ echo "== building (release)"
 (cd "$root" && swift build -c release 2>&1 | tail -1)
 echo "== making the sample face stream (real photo, known motion)"
 "$root/Tests/Fixtures/make-fixtures.sh" "$root/.build/test-fixtures" > /dev/null
-input=$root/.build/test-fixtures/face_720p.flv
+input=$root/.build/test-fixtures/face_720p_close.mp4
 
 work=$(mktemp -d)
 chmod 777 "$work"

@@ -89,6 +89,8 @@ public enum StickerBlender {
     @inline(__always)
     static func clamp(_ value: Int, _ limit: Int) -> Int { min(max(value, 0), limit) }
 
+    // blendLuma and blendChroma walk rows the same way but stay two loops: sharing the walk through
+    // a closure or a shared inline helper made the 300x300 case 1.7x slower (0.24 to 0.42 ms).
     static func blendLuma(_ layer: StickerLayer, map m: Homography, box: (x0: Int, x1: Int, y0: Int, y1: Int), plane: Plane) -> Int {
         let texels = layer.luma, stride = layer.lumaStride
         let maxU = layer.width << 16 | 0xFFFF, maxV = layer.height << 16 | 0xFFFF

@@ -19,20 +19,10 @@ struct FaceRelay: ParsableCommand {
 func exitingOnFailure(_ logger: Logger, _ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as MediaError {
-        logger.error("\(error.description)")
-        throw ExitCode(1)
-    } catch let error as PipelineTemplateError {
-        logger.error("\(error.description)")
-        throw ExitCode(1)
-    } catch let error as VisionError {
-        logger.error("\(error.description)")
-        throw ExitCode(1)
-    } catch let error as StickerLoadError {
-        logger.error("\(error.description)")
-        throw ExitCode(1)
-    } catch let error as StickerLibraryError {
-        logger.error("\(error.description)")
+    } catch {
+        guard error is MediaError || error is PipelineTemplateError || error is VisionError
+            || error is StickerLoadError || error is StickerLibraryError else { throw error }
+        logger.error("\(error)")
         throw ExitCode(1)
     }
 }

@@ -1,0 +1,49 @@
+import Compositor
+import FaceTestSupport
+import FaceTracking
+import FrameKit
+import RelayServer
+import StickerKit
+import Testing
+
+/// The sticker stage on a drawn face: it draws only when a sticker item is placed, switches
+/// stickers between frames, and reports its costs.
+@Suite struct FaceTrackingStageTests {
+    let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
+
+    func frame(_ index: Int) -> VideoFrame {
+        let chroma = pixels + 1280 * 720
+        return VideoFrame(format: .i420, luma: Plane(base: pixels, stride: 1280, width: 1280, height: 720),
+                          chromaU: Plane(base: chroma, stride: 640, width: 640, height: 360),
+                          chromaV: Plane(base: chroma + 640 * 360, stride: 640, width: 640, height: 360),
+                          pts: Int64(index) * 33_333_333, duration: 33_333_333)
+    }
+
+    func renderer(_ name: String, begin: Trigger) -> StickerRenderer {
+        let anchor = LandmarkAnchor(position: LandmarkPoint(landmarks: [27], x: 5, y: 5), rotateCenter: nil,
+                                    pointA: LandmarkPoint(landmarks: [36], x: 0, y: 5), pointB: LandmarkPoint(landmarks: [45], x: 10, y: 5))
+        let item = StickerItem(id: "dot", frames: [RGBAImage(width: 10, height: 10, red: 0, green: 0, blue: 0, alpha: 255)], fps: 0, loop: true,
+                               z: 0, placement: .landmarks(anchor), begin: begin, end: nil, duration: nil, follow3D: false)
+        return StickerRenderer(package: StickerPackage(name: name, title: name, directory: "/", items: [item]))
+    }
+
+    @Test func aReplacedStickerTakesOverOnTheNextFrame() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
+        let stage = FaceTrackingStage(tracker: tracker, look: .sticker(renderer("waiting", begin: .expressionStarts("mouthOpen"))))
+        // Nothing placed while the mouth stays shut: the frame passes through uncopied.
+        for index in 0..<3 { #expect(stage.analyse(frame(index)) == .passThrough) }
+        #expect(stage.stickerName == "waiting")
+        stage.replaceSticker(with: renderer("always", begin: .always))
+        #expect(stage.stickerName == "waiting", "the switch waits for the next frame")
+        #expect(stage.analyse(frame(3)) == .draw)
+        #expect(stage.stickerName == "always")
+        stage.draw(on: frame(3))
+        let figures = stage.trackingFigures
+        #expect(figures?.frames == 4 && figures?.faceFrames == 4)
+        #expect((figures?.stickerCPUNanoseconds ?? 0) > 0)
+    }
+}
