@@ -13,7 +13,7 @@ final class Checker {
     private func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     func object(_ value: JSONValue, at path: String) -> [String: JSONValue]? {
-        guard case .object(let fields, _) = value else {
+        guard case .object(let fields) = value else {
             report(path, "must be an object ({...}), not \(value.kind)")
             return nil
         }

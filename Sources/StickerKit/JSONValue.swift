@@ -6,7 +6,7 @@ enum JSONValue: Decodable, Equatable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue], order: [String])
+    case object([String: JSONValue])
 
     init(from decoder: Decoder) throws {
         if var array = try? decoder.unkeyedContainer() {
@@ -16,7 +16,7 @@ enum JSONValue: Decodable, Equatable {
         } else if let object = try? decoder.container(keyedBy: AnyKey.self) {
             var values: [String: JSONValue] = [:]
             for key in object.allKeys { values[key.stringValue] = try object.decode(JSONValue.self, forKey: key) }
-            self = .object(values, order: object.allKeys.map(\.stringValue).sorted())
+            self = .object(values)
         } else {
             let value = try decoder.singleValueContainer()
             if value.decodeNil() {

@@ -206,10 +206,11 @@ public struct StickerLoader: Sendable {
         if let value = item["rotateCenter"] {
             // The seed format gives a list of points; their mean is the centre.
             let field = path + ".rotateCenter"
-            let values: [JSONValue] = if case .array(let list) = value { list } else { [value] }
+            let list: [JSONValue]? = if case .array(let list) = value { list } else { nil }
+            let values = list ?? [value]
             if values.isEmpty { checker.report(field, "is empty; give one point or leave it out") }
             let points = values.enumerated().compactMap { index, point in
-                parsePoint(point, at: values.count == 1 && value.kind != "an array" ? field : "\(field)[\(index)]", designSize: designSize, checker: checker)
+                parsePoint(point, at: list == nil ? field : "\(field)[\(index)]", designSize: designSize, checker: checker)
             }
             if !points.isEmpty, points.count == values.count {
                 let count = Double(points.count)

@@ -113,6 +113,13 @@ import Testing
         #expect(fields(far) == ["items[0].position.x"])
         let region = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"glasses.png\"], \"region\": {\"feature\": \"lips\", \"widthFactor\": 0, \"offsetY\": 9}"))
         #expect(fields(region) == ["items[0].region.widthFactor", "items[0].region.offsetY"])
+        let centres = try Support.problems(Support.item("""
+            "id": "a", "frames": ["glasses.png"], \(Support.anchor),
+            "rotateCenter": [{"flag": 27, "x": 300, "y": 100}, {"flag": 99, "x": 300, "y": 100}]
+            """))
+        #expect(fields(centres) == ["items[0].rotateCenter[1].flag"])
+        let centre = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"glasses.png\"], \(Support.anchor), \"rotateCenter\": {\"flag\": -1, \"x\": 0, \"y\": 0}"))
+        #expect(fields(centre) == ["items[0].rotateCenter.flag"])
         let missing = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"glasses.png\"], \"scale\": {\"pointA\": {\"flag\": 36, \"x\": 1, \"y\": 1}}"))
         #expect(Set(fields(missing)) == ["items[0].position", "items[0].scale.pointB"])
     }
