@@ -297,6 +297,11 @@ public final class MediaRelay: @unchecked Sendable {
     }
 
     private func describeInputError(_ error: BusError, missingPlugin: String?) -> MediaError {
+        // nginx-rtmp ends a play nobody publishes to after a while, which can come before the input
+        // time-out; the demuxer then sees end-of-stream before any data.
+        if case .rtmp(let url) = input, shared.withLock({ $0.info == nil }), (error.text + error.debug).contains("before any data") {
+            return MediaError(.input, "no video from \(url): the server ended the stream before any data came; is the stream key publishing?")
+        }
         if let missingPlugin {
             return MediaError(.input, "input \(input) uses a codec this machine cannot decode (\(missingPlugin)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
         }

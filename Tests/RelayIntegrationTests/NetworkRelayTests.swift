@@ -71,7 +71,9 @@ import Testing
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("nobody"), "--output", directory + "/o.flv",
                                                           "--input-timeout", "3"], logDirectory: directory, name: "relay")
         #expect(relay.wait(seconds: 30) == 1, "facerelay: \(relay.stderr)")
-        #expect(relay.stderr.contains("no video from \(nginx.url("nobody")) within 3 s"), "\(relay.stderr)")
+        // Usually the 3 s time-out; on a loaded machine nginx may end the idle play first.
+        #expect(relay.stderr.contains("no video from \(nginx.url("nobody")) within 3 s")
+            || relay.stderr.contains("no video from \(nginx.url("nobody")): the server ended the stream before any data came"), "\(relay.stderr)")
         let elapsed = Date().timeIntervalSince(started)
         #expect(elapsed >= 3 && elapsed < 15, "bounded wait took \(elapsed) s")
     }
