@@ -33,6 +33,9 @@ struct StickerBenchmark: ParsableCommand {
     @Option(help: "Frames per case and round.")
     var frames = 200
 
+    @Option(help: "Run only the cases whose name contains this text.")
+    var only: String?
+
     func run() throws {
         let library = PipelineLibrary(directory: pipelines)
         let decoder = try PNGDecoder(library: library)
@@ -69,6 +72,7 @@ struct StickerBenchmark: ParsableCommand {
             }))
         }
 
+        if let only { cases = cases.filter { $0.name.contains(only) } }
         var milliseconds = Array(repeating: [Double](), count: cases.count)
         var allocations = Array(repeating: UInt64(0), count: cases.count)
         var covered = Array(repeating: 0, count: cases.count)
