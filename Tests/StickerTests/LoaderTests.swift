@@ -92,6 +92,23 @@ import Testing
         #expect(problems.first?.message.contains("fully transparent") == true, "\(problems)")
     }
 
+    @Test func countsAndSizesHaveLimits() throws {
+        let frames = Array(repeating: "\"glasses.png\"", count: StickerLoader.maximumFrames + 1).joined(separator: ", ")
+        let many = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\(frames)], \"fps\": 30, \(Support.anchor)"))
+        #expect(fields(many) == ["items[0].frames"] && many[0].message.contains("at most 240"))
+        let items = (0...StickerLoader.maximumItems).map { "{\"id\": \"i\($0)\", \"frames\": [\"glasses.png\"], \(Support.anchor)}" }.joined(separator: ", ")
+        let crowded = try Support.problems("{\"items\": [\(items)]}")
+        #expect(fields(crowded) == ["items"] && crowded[0].message.contains("at most 32"))
+        let huge = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"wide.png\"], \(Support.anchor)")) { directory in
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            python.arguments = ["-c", "from PIL import Image; Image.new('RGBA', (2049, 2), (255, 0, 0, 255)).save('\(directory)/wide.png')"]
+            try python.run()
+            python.waitUntilExit()
+        }
+        #expect(fields(huge) == ["items[0].frames[0]"] && huge.first?.message.contains("2049x2") == true, "\(huge)")
+    }
+
     @Test func placementNeedsExactlyOneWayAndSaneValues() throws {
         #expect(try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"glasses.png\"]")).first?.message.contains("says nowhere") == true)
         #expect(try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"glasses.png\"], \"region\": {\"feature\": \"nose\"}, \(Support.anchor)"))
