@@ -83,11 +83,7 @@ import Testing
 
     @Test func aFullyTransparentFrameIsRefused() throws {
         let problems = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"clear.png\"], \(Support.anchor)")) { directory in
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            python.arguments = ["-c", "from PIL import Image; Image.new('RGBA', (8, 8), (255, 0, 0, 0)).save('\(directory)/clear.png')"]
-            try python.run()
-            python.waitUntilExit()
+            try Support.writePNG(directory + "/clear.png", width: 8, height: 8, alpha: 0)
         }
         #expect(problems.first?.message.contains("fully transparent") == true, "\(problems)")
     }
@@ -100,11 +96,7 @@ import Testing
         let crowded = try Support.problems("{\"items\": [\(items)]}")
         #expect(fields(crowded) == ["items"] && crowded[0].message.contains("at most 32"))
         let huge = try Support.problems(Support.item("\"id\": \"a\", \"frames\": [\"wide.png\"], \(Support.anchor)")) { directory in
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            python.arguments = ["-c", "from PIL import Image; Image.new('RGBA', (2049, 2), (255, 0, 0, 255)).save('\(directory)/wide.png')"]
-            try python.run()
-            python.waitUntilExit()
+            try Support.writePNG(directory + "/wide.png", width: 2049, height: 2, alpha: 255)
         }
         #expect(fields(huge) == ["items[0].frames[0]"] && huge.first?.message.contains("2049x2") == true, "\(huge)")
     }

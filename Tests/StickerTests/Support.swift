@@ -26,6 +26,15 @@ enum Support {
         return directory
     }
 
+    /// Writes a red PNG of the given size and alpha with Pillow (a picture no shipped sticker has).
+    static func writePNG(_ path: String, width: Int, height: Int, alpha: Int) throws {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", "from PIL import Image; Image.new('RGBA', (\(width), \(height)), (255, 0, 0, \(alpha))).save('\(path)')"]
+        try python.run()
+        python.waitUntilExit()
+    }
+
     /// The problems the loader reports for a package, as "field: message" lines.
     static func problems(_ json: String, pictures: [String] = ["sunglasses/glasses.png"], prepare: (String) throws -> Void = { _ in }) throws -> [StickerProblem] {
         let directory = try package(json, pictures: pictures)
