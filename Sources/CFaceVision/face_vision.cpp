@@ -39,14 +39,23 @@ struct fv_level {
 // dlib's shape predictor, evaluated here rather than through dlib::shape_predictor so that the
 // landmarks keep their sub-pixel precision (dlib rounds them to whole pixels, which shows as jitter)
 // and the scratch vectors are reused (dlib allocates them on every fit). Same model file, same trees.
-struct fv_landmarker {
+// Filled in by fv_landmark_model_load and never written afterwards: fitting reaches it only through
+// a const reference, so many fitters on many threads can read one model at once.
+struct fv_landmark_model {
     dlib::matrix<float, 0, 1> initialShape;
     std::vector<fv_level> levels;
     std::vector<std::vector<unsigned long>> anchors;
     std::vector<std::vector<dlib::vector<float, 2>>> deltas;
+    size_t mostFeatures = 0;  // of any level: what a fitter's feature buffer must hold
+};
+
+// Everything a fit writes, sized by fv_fitter_create so that fitting allocates nothing.
+struct fv_fitter {
+    const fv_landmark_model *model;
     dlib::matrix<float, 0, 1> shape;
     std::vector<float> features;
     std::vector<float> sum;
+    float similarity[4];
 };
 
 struct fv_pose_solver {
@@ -127,10 +136,9 @@ std::vector<fv_level> readCascade(std::istream &in, long values) {
     return levels;
 }
 
-// The 2x2 scale-rotation that best maps `from` onto `to` (least squares, both centred): what
-// dlib::impl::find_tform_between_shapes computes, without its temporary vectors.
-thread_local float similarityResult[4];
-const float (&similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float, 0, 1> &to))[4] {
+// The 2x2 scale-rotation (row-major) that best maps `from` onto `to` (least squares, both
+// centred): what dlib::impl::find_tform_between_shapes computes, without its temporary vectors.
+void similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float, 0, 1> &to, float (&result)[4]) {
     const long n = from.size() / 2;
     double fx = 0, fy = 0, tx = 0, ty = 0;
     for (long i = 0; i < n; ++i) {
@@ -147,11 +155,10 @@ const float (&similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matr
         norm += ax * ax + ay * ay;
     }
     const double a = norm > 0 ? real / norm : 1, b = norm > 0 ? imaginary / norm : 0;
-    similarityResult[0] = static_cast<float>(a);
-    similarityResult[1] = static_cast<float>(-b);
-    similarityResult[2] = static_cast<float>(b);
-    similarityResult[3] = static_cast<float>(a);
-    return similarityResult;
+    result[0] = static_cast<float>(a);
+    result[1] = static_cast<float>(-b);
+    result[2] = static_cast<float>(b);
+    result[3] = static_cast<float>(a);
 }
 
 }  // namespace
@@ -191,70 +198,94 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
     }
 }
 
-fv_landmarker *fv_landmarker_create(const char *model_path, char **error) {
+fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error) {
     std::ifstream probe(model_path, std::ios::binary);
     if (!probe) {
         report(error, std::string("cannot open the landmark model ") + model_path + ": " + std::strerror(errno));
         return nullptr;
     }
     probe.close();
-    auto *landmarker = new fv_landmarker();
+    fv_landmark_model *model = nullptr;
     try {
+        model = new fv_landmark_model();
         // The layout dlib::serialize(shape_predictor) writes.
         int version = 0;
         std::ifstream in(model_path, std::ios::binary);
         dlib::deserialize(version, in);
         if (version != 1) throw dlib::serialization_error("unknown shape predictor version " + std::to_string(version));
-        dlib::deserialize(landmarker->initialShape, in);
-        landmarker->levels = readCascade(in, landmarker->initialShape.size());
-        dlib::deserialize(landmarker->anchors, in);
-        dlib::deserialize(landmarker->deltas, in);
-        if (landmarker->levels.empty() || landmarker->anchors.size() != landmarker->levels.size() ||
-            landmarker->deltas.size() != landmarker->levels.size()) {
+        dlib::deserialize(model->initialShape, in);
+        model->levels = readCascade(in, model->initialShape.size());
+        dlib::deserialize(model->anchors, in);
+        dlib::deserialize(model->deltas, in);
+        if (model->levels.empty() || model->anchors.size() != model->levels.size() ||
+            model->deltas.size() != model->levels.size()) {
             throw dlib::serialization_error("inconsistent cascade");
         }
-        for (size_t level = 0; level < landmarker->levels.size(); ++level) {
-            const size_t features = landmarker->deltas[level].size();
-            if (landmarker->anchors[level].size() != features) throw dlib::serialization_error("inconsistent feature anchors");
-            for (const auto &split : landmarker->levels[level].splits) {
+        for (size_t level = 0; level < model->levels.size(); ++level) {
+            const size_t features = model->deltas[level].size();
+            if (model->anchors[level].size() != features) throw dlib::serialization_error("inconsistent feature anchors");
+            for (const auto &split : model->levels[level].splits) {
                 if (split.a >= features || split.b >= features) throw dlib::serialization_error("split outside the features");
             }
-            for (unsigned long anchor : landmarker->anchors[level]) {
+            for (unsigned long anchor : model->anchors[level]) {
                 if (anchor >= static_cast<unsigned long>(FV_LANDMARK_COUNT)) throw dlib::serialization_error("feature anchor outside the shape");
             }
+            model->mostFeatures = std::max(model->mostFeatures, features);
         }
     } catch (const std::exception &e) {
-        delete landmarker;
+        delete model;
         report(error, std::string("the landmark model ") + model_path + " is not a dlib shape predictor: " + e.what());
         return nullptr;
     }
-    landmarker->sum.assign(static_cast<size_t>(landmarker->initialShape.size()), 0);
-    long parts = landmarker->initialShape.size() / 2;
+    long parts = model->initialShape.size() / 2;
     if (parts != FV_LANDMARK_COUNT) {
-        delete landmarker;
+        delete model;
         report(error, std::string("the landmark model ") + model_path + " has " + std::to_string(parts) + " points, not 68");
         return nullptr;
     }
-    return landmarker;
+    return model;
 }
 
-void fv_landmarker_destroy(fv_landmarker *landmarker) { delete landmarker; }
+void fv_landmark_model_destroy(fv_landmark_model *model) { delete model; }
 
-int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, int height, int stride,
+fv_fitter *fv_fitter_create(const fv_landmark_model *model, char **error) {
+    if (!model) {
+        report(error, "cannot create a landmark fitter without a landmark model");
+        return nullptr;
+    }
+    try {
+        auto *fitter = new fv_fitter();
+        fitter->model = model;
+        fitter->shape.set_size(model->initialShape.size());
+        fitter->features.reserve(model->mostFeatures);
+        fitter->sum.assign(static_cast<size_t>(model->initialShape.size()), 0);
+        return fitter;
+    } catch (const std::exception &e) {
+        report(error, std::string("cannot create a landmark fitter: ") + e.what());
+        return nullptr;
+    }
+}
+
+void fv_fitter_destroy(fv_fitter *fitter) { delete fitter; }
+
+int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int height, int stride,
                      fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error) {
     try {
+        // The model is shared with other fitters, possibly on other threads: read it, never write it.
+        const fv_landmark_model &model = *fitter->model;
         dlib::rectangle rect(std::lround(box.x), std::lround(box.y),
                              std::lround(box.x + box.width) - 1, std::lround(box.y + box.height) - 1);
         const dlib::point_transform_affine toImage = dlib::impl::unnormalizing_tform(rect);
         const dlib::rectangle area(0, 0, width - 1, height - 1);
-        dlib::matrix<float, 0, 1> &shape = landmarker->shape;
-        shape = landmarker->initialShape;
-        std::vector<float> &features = landmarker->features;
-        for (size_t level = 0; level < landmarker->levels.size(); ++level) {
+        dlib::matrix<float, 0, 1> &shape = fitter->shape;
+        shape = model.initialShape;
+        std::vector<float> &features = fitter->features;
+        const float (&m)[4] = fitter->similarity;
+        for (size_t level = 0; level < model.levels.size(); ++level) {
             // Where the sampled pixels of this level sit, relative to the current shape.
-            const float (&m)[4] = similarity(landmarker->initialShape, shape);
-            const auto &anchors = landmarker->anchors[level];
-            const auto &deltas = landmarker->deltas[level];
+            similarity(model.initialShape, shape, fitter->similarity);
+            const auto &anchors = model.anchors[level];
+            const auto &deltas = model.deltas[level];
             features.resize(deltas.size());
             for (size_t i = 0; i < deltas.size(); ++i) {
                 const dlib::vector<float, 2> d = deltas[i];
@@ -263,9 +294,9 @@ int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, 
                 const dlib::point p = toImage(at);
                 features[i] = area.contains(p) ? grey[p.y() * stride + p.x()] : 0;
             }
-            const fv_level &cascade = landmarker->levels[level];
+            const fv_level &cascade = model.levels[level];
             const size_t values = static_cast<size_t>(shape.size()), leaves = cascade.splitsPerTree + 1;
-            float *sum = landmarker->sum.data();
+            float *sum = fitter->sum.data();
             std::fill(sum, sum + values, 0.0f);
             for (size_t tree = 0; tree < cascade.trees; ++tree) {
                 const fv_level::split *splits = cascade.splits.data() + tree * cascade.splitsPerTree;

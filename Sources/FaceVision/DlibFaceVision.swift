@@ -16,27 +16,52 @@ func visionError(_ message: UnsafeMutablePointer<CChar>?, _ fallback: String) ->
 /// Where Debian's libdlib-data puts dlib's 68-point model.
 public let defaultLandmarkModelPath = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat"
 
-/// dlib's 68-point shape predictor.
-public final class DlibLandmarker: FaceLandmarker {
-    private let handle: OpaquePointer
-    private let points = UnsafeMutablePointer<fv_point>.allocate(capacity: 68)
+/// dlib's 68-point shape predictor, loaded once and shared by the landmarkers of every stream.
+///
+/// `@unchecked Sendable` because the handle is a C pointer; sharing it is safe because the C++
+/// object is written only inside `fv_landmark_model_load`, before `init` returns, and never again:
+/// `fv_fitter_create` and `fv_fit_landmarks` take it as `const fv_landmark_model *`, and every
+/// buffer a fit writes lives in the fitter. It is destroyed in `deinit`, when no landmarker holds it.
+public final class LandmarkModel: @unchecked Sendable {
+    fileprivate let handle: OpaquePointer
+    /// The file the model was loaded from.
+    public let path: String
 
-    public init(modelPath: String = defaultLandmarkModelPath) throws(VisionError) {
+    public init(path: String = defaultLandmarkModelPath) throws(VisionError) {
         var error: UnsafeMutablePointer<CChar>?
-        guard let handle = fv_landmarker_create(modelPath, &error) else {
-            let reason = visionError(error, "cannot load \(modelPath)")
+        guard let handle = fv_landmark_model_load(path, &error) else {
+            let reason = visionError(error, "cannot load \(path)")
             throw VisionError(description: "\(reason). The 68-point landmark model comes with Debian's libdlib-data package (apt-get install libdlib-data); pass --landmark-model to use another copy.")
         }
         self.handle = handle
+        self.path = path
+    }
+
+    deinit { fv_landmark_model_destroy(handle) }
+}
+
+/// Fits dlib's 68 landmarks for one tracker: its own scratch memory over a shared model.
+public final class DlibLandmarker: FaceLandmarker {
+    /// Kept so that the model outlives the fitter, which reads it without owning it.
+    public let model: LandmarkModel
+    private let fitter: OpaquePointer
+    private let points: UnsafeMutablePointer<fv_point>
+
+    public init(model: LandmarkModel) throws(VisionError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let fitter = fv_fitter_create(model.handle, &error) else { throw visionError(error, "cannot create a landmark fitter") }
+        self.model = model
+        self.fitter = fitter
+        points = .allocate(capacity: 68)
     }
 
     deinit {
-        fv_landmarker_destroy(handle)
+        fv_fitter_destroy(fitter)
         points.deallocate()
     }
 
     public func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
-        let status = fv_fit_landmarks(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
+        let status = fv_fit_landmarks(fitter, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
                                       fv_box(x: box.x, y: box.y, width: box.width, height: box.height), points, nil)
         guard status == 0 else { return nil }
         var landmarks = Landmarks.zero
@@ -117,8 +142,14 @@ public final class PnPPoseSolver: PoseSolver {
 /// Whether the vision code was built with AVX2/FMA (FACERELAY_PORTABLE=1 builds without).
 public var visionOptimisedForAVX2: Bool { fv_optimised_for_avx2() != 0 }
 
-/// The production tracker: dlib landmarks and detection, OpenCV pose.
-public func makeFaceTracker(settings: FaceTracker.Settings, landmarkModelPath: String = defaultLandmarkModelPath) throws(VisionError) -> FaceTracker {
-    FaceTracker(settings: settings, landmarker: try DlibLandmarker(modelPath: landmarkModelPath),
+/// The production tracker: dlib landmarks and detection, OpenCV pose. Every tracker made from one
+/// `model` shares it; each has its own fitter, detector and pose solver.
+public func makeFaceTracker(settings: FaceTracker.Settings, model: LandmarkModel) throws(VisionError) -> FaceTracker {
+    FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: model),
                 detector: try DlibFaceDetector(), poseSolver: try PnPPoseSolver())
+}
+
+/// A tracker with a model of its own, loaded from `landmarkModelPath`: for one stream per process.
+public func makeFaceTracker(settings: FaceTracker.Settings, landmarkModelPath: String = defaultLandmarkModelPath) throws(VisionError) -> FaceTracker {
+    try makeFaceTracker(settings: settings, model: try LandmarkModel(path: landmarkModelPath))
 }

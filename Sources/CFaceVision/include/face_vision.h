@@ -3,7 +3,9 @@
 // Images are 8-bit grey planes read in place: a frame's Y plane is passed with its stride and is
 // never copied. Every handle is opaque. A call that can fail returns NULL or a negative number and,
 // when `error` is not NULL, stores a message the caller frees with fv_free_error.
-// A detector or landmarker handle is used by one thread at a time; separate handles are independent.
+// A landmark model is read-only once loaded: any number of threads may fit with it at once, each
+// through its own fitter. A detector, fitter or pose solver handle is used by one thread at a time;
+// separate handles are independent.
 #ifndef FACE_VISION_H
 #define FACE_VISION_H
 
@@ -28,7 +30,8 @@ typedef struct fv_pose {
 } fv_pose;
 
 typedef struct fv_detector fv_detector;
-typedef struct fv_landmarker fv_landmarker;
+typedef struct fv_landmark_model fv_landmark_model;
+typedef struct fv_fitter fv_fitter;
 typedef struct fv_pose_solver fv_pose_solver;
 
 /// dlib's HOG frontal face detector (no model file). Finds faces of about 80 pixels and larger.
@@ -41,10 +44,18 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
               double minimum_score, fv_box *boxes, int capacity, char **error);
 
 /// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order).
-fv_landmarker *fv_landmarker_create(const char *model_path, char **error);
-void fv_landmarker_destroy(fv_landmarker *landmarker);
-/// Fits the 68 landmarks inside `box` (a face box as the detector draws it); 0 on success.
-int fv_fit_landmarks(fv_landmarker *landmarker, const uint8_t *grey, int width, int height, int stride,
+/// Never written after this call returns: one model serves every fitter of the process.
+fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error);
+/// Call only once every fitter made from the model is destroyed.
+void fv_landmark_model_destroy(fv_landmark_model *model);
+
+/// The scratch memory of one landmark fit (a few KB), for one tracker. Reads `model` and does not own
+/// it: the model must outlive the fitter.
+fv_fitter *fv_fitter_create(const fv_landmark_model *model, char **error);
+void fv_fitter_destroy(fv_fitter *fitter);
+/// Fits the 68 landmarks inside `box` (a face box as the detector draws it); 0 on success, -1 on
+/// error. Writes only into `fitter` and `landmarks`, and allocates nothing unless it fails.
+int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int height, int stride,
                      fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error);
 
 /// Head pose from landmarks with solvePnP and a generic 3D face model, for frames of the given size
