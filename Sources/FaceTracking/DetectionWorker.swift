@@ -8,6 +8,8 @@ import Glibc
 /// on a later frame. One job at a time; every buffer is allocated when the frame size is set.
 final class DetectionWorker: @unchecked Sendable {
     enum Phase { case idle, working, done }
+    /// A job's boxes, or what the detector threw.
+    typealias Outcome = Result<UnsafeMutableBufferPointer<FaceBox>, any Error>
 
     private let detector: FaceDetector
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -17,6 +19,7 @@ final class DetectionWorker: @unchecked Sendable {
     private var phase = Phase.idle
     private var stopping = false
     private var found = 0
+    private var failure: (any Error)?
     private var cpuNanoseconds: UInt64 = 0
     // Written by the frame thread while idle, read by the worker while working.
     private(set) var image: Plane
@@ -83,23 +86,37 @@ final class DetectionWorker: @unchecked Sendable {
     }
 
     /// Detects on the calling thread (for single images and reproducible runs).
-    func detectNow(frame: Int) -> UnsafeMutableBufferPointer<FaceBox> {
+    func detectNow(frame: Int) -> Outcome {
         submittedFrame = frame
         let started = threadCPUNanoseconds()
-        let count = detector.detect(image, into: boxes)
+        let (count, failure) = detect()
         pthread_mutex_lock(mutex)
         cpuNanoseconds &+= threadCPUNanoseconds() &- started
         pthread_mutex_unlock(mutex)
-        return UnsafeMutableBufferPointer(rebasing: boxes[0..<count])
+        return outcome(count, failure)
     }
 
-    /// The boxes of the finished job, and the worker goes back to idle; nil while working or idle.
-    func takeResult() -> UnsafeMutableBufferPointer<FaceBox>? {
+    /// What the finished job found, and the worker goes back to idle; nil while working or idle.
+    func takeResult() -> Outcome? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         guard phase == .done else { return nil }
         phase = .idle
-        return UnsafeMutableBufferPointer(rebasing: boxes[0..<found])
+        defer { failure = nil }
+        return outcome(found, failure)
+    }
+
+    private func detect() -> (count: Int, failure: (any Error)?) {
+        do {
+            return (try detector.detect(image, into: boxes), nil)
+        } catch {
+            return (0, error)
+        }
+    }
+
+    private func outcome(_ count: Int, _ failure: (any Error)?) -> Outcome {
+        if let failure { return .failure(failure) }
+        return .success(UnsafeMutableBufferPointer(rebasing: boxes[0..<count]))
     }
 
     private func loop() {
@@ -109,10 +126,11 @@ final class DetectionWorker: @unchecked Sendable {
             if stopping { break }
             pthread_mutex_unlock(mutex)
             let started = threadCPUNanoseconds()
-            let count = detector.detect(image, into: boxes)
+            let (count, failure) = detect()
             let spent = threadCPUNanoseconds() &- started
             pthread_mutex_lock(mutex)
             found = count
+            self.failure = failure
             cpuNanoseconds &+= spent
             phase = .done
         }

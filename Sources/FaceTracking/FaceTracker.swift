@@ -7,7 +7,8 @@ import FrameKit
 /// ones, and drops those it keeps missing.
 ///
 /// Call `process` from one thread, one frame at a time. After the first frames at a given size it
-/// allocates nothing (dlib and OpenCV keep their own scratch memory inside the C++ shim).
+/// allocates nothing (dlib and OpenCV keep their own scratch memory inside the C++ shim), except for
+/// the message of a vision failure.
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.
@@ -33,6 +34,11 @@ public final class FaceTracker {
     public private(set) var faces: ContiguousArray<TrackedFace> = []
     /// Called on the frame thread when an expression starts on a face.
     public var onExpression: ((ExpressionEvent) -> Void)?
+    /// Fits and detections the vision back end failed (threw) since the start. A failed fit counts
+    /// as a lost fit for its face; a failed detection neither finds nor misses any face.
+    public private(set) var visionErrors = 0
+    /// What the latest of those failures said.
+    public private(set) var lastVisionError: String?
 
     private let landmarker: FaceLandmarker
     private let poseSolver: PoseSolver
@@ -82,9 +88,9 @@ public final class FaceTracker {
         if canDetect {
             // The first frame waits for its detection once, so a single image is tracked at all.
             if settings.synchronousDetection || frameIndex == 0 {
-                if detectionDue { prepareDetection(grey); merge(worker.detectNow(frame: frameIndex), grey) }
+                if detectionDue { prepareDetection(grey); take(worker.detectNow(frame: frameIndex), grey) }
             } else {
-                if let found = worker.takeResult() { merge(found, grey) }
+                if let outcome = worker.takeResult() { take(outcome, grey) }
                 if detectionDue && worker.currentPhase == .idle { prepareDetection(grey); worker.submit(frame: frameIndex) }
             }
         }
@@ -128,6 +134,30 @@ public final class FaceTracker {
         }
     }
 
+    private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {
+        switch detection {
+        case .success(let found): merge(found, grey)
+        // Counting it as a miss would drop faces that are still there.
+        case .failure(let error): recordVisionError(error)
+        }
+    }
+
+    /// The landmarks inside `box`, or nil when there is no fit; a failure is counted, not thrown,
+    /// so that one bad fit loses one face for one frame rather than the stream.
+    private func fitLandmarks(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+        do {
+            return try landmarker.fit(grey, in: box)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    private func recordVisionError(_ error: any Error) {
+        visionErrors += 1
+        lastVisionError = String(describing: error)
+    }
+
     /// Matches detections to the faces they were run for, starts tracks for new faces, and counts
     /// misses for the faces detection no longer finds.
     private func merge(_ found: UnsafeMutableBufferPointer<FaceBox>, _ grey: Plane) {
@@ -156,7 +186,7 @@ public final class FaceTracker {
                 continue
             }
             if faces.contains(where: { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }) { continue }
-            guard faces.count < settings.maximumFaces, let raw = landmarker.fit(grey, in: box) else { continue }
+            guard faces.count < settings.maximumFaces, let raw = fitLandmarks(grey, in: box) else { continue }
             faces.append(TrackedFace(id: nextID, box: box, raw: raw, filter: settings.smoothing.makeFilter(),
                                      ruleCount: settings.expressions.rules.count))
             faces[faces.count - 1].isHeld = true  // refit on this frame below, like every face
@@ -168,7 +198,7 @@ public final class FaceTracker {
     }
 
     private func restart(_ face: inout TrackedFace, _ box: FaceBox, _ grey: Plane) {
-        guard let raw = landmarker.fit(grey, in: box) else { return }
+        guard let raw = fitLandmarks(grey, in: box) else { return }
         face.rawLandmarks = raw
         face.framing = BoxFraming(detection: box, landmarks: raw)
         face.confirmedSize = raw.eyeDistance
@@ -180,7 +210,7 @@ public final class FaceTracker {
     /// Refits one face from its previous landmarks; false when it has been lost for too long.
     private func refit(_ face: inout TrackedFace, _ grey: Plane, seconds: Double) -> Bool {
         let box = face.framing.box(around: face.rawLandmarks)
-        guard let raw = landmarker.fit(grey, in: box),
+        guard let raw = fitLandmarks(grey, in: box),
               Self.plausible(raw, after: face.isHeld ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
             face.heldFrames += 1
             face.isHeld = true

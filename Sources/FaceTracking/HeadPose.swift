@@ -28,15 +28,17 @@ public struct HeadPose: Sendable, Equatable {
 }
 
 /// The vision back end the tracker runs on: dlib and OpenCV in production, recorded data in tests.
+/// A method that throws reports a failure of the back end itself; the tracker counts it in
+/// `FaceTracker.visionErrors` and carries on.
 public protocol FaceLandmarker: AnyObject {
-    /// Fits the 68 landmarks inside `box` on a grey image; nil when the fit fails.
-    func fit(_ grey: FrameKit.Plane, in box: FaceBox) -> Landmarks?
+    /// Fits the 68 landmarks inside `box` on a grey image; nil when there is no face to fit there.
+    func fit(_ grey: FrameKit.Plane, in box: FaceBox) throws -> Landmarks?
 }
 
 /// Finds faces; used on the tracker's detection thread only.
 public protocol FaceDetector: AnyObject, Sendable {
     /// Writes up to `into.count` boxes, most confident first, and returns how many.
-    func detect(_ grey: FrameKit.Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int
+    func detect(_ grey: FrameKit.Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int
     /// Shrinks a grey plane into a smaller one for detection (called on the frame thread).
     func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane)
 }

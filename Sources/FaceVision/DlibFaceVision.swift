@@ -2,15 +2,19 @@ import CFaceVision
 import FaceTracking
 import FrameKit
 
-/// A vision back end that cannot start: names what is wrong and what to do.
+/// A failure the vision shim reported: a back end that cannot start (naming what is wrong and what
+/// to do) or a detection or fit that failed.
 public struct VisionError: Error, CustomStringConvertible {
     public let description: String
 }
 
-/// Moves a C error string into a Swift error.
-func visionError(_ message: UnsafeMutablePointer<CChar>?, _ fallback: String) -> VisionError {
+/// Moves a C error string into a Swift error, and frees it: every error of the shim reaches Swift
+/// through here. `fallback` stands in for a shim that failed without a message; `advice`, when
+/// given, follows the message.
+func visionError(_ message: UnsafeMutablePointer<CChar>?, _ fallback: String, advice: String? = nil) -> VisionError {
     defer { fv_free_error(message) }
-    return VisionError(description: message.map { String(cString: $0) } ?? fallback)
+    let reason = message.map { String(cString: $0) } ?? fallback
+    return VisionError(description: advice.map { "\(reason). \($0)" } ?? reason)
 }
 
 /// Where Debian's libdlib-data puts dlib's 68-point model.
@@ -30,8 +34,7 @@ public final class LandmarkModel: @unchecked Sendable {
     public init(path: String = defaultLandmarkModelPath) throws(VisionError) {
         var error: UnsafeMutablePointer<CChar>?
         guard let handle = fv_landmark_model_load(path, &error) else {
-            let reason = visionError(error, "cannot load \(path)")
-            throw VisionError(description: "\(reason). The 68-point landmark model comes with Debian's libdlib-data package (apt-get install libdlib-data); pass --landmark-model to use another copy.")
+            throw visionError(error, "cannot load \(path)", advice: "The 68-point landmark model comes with Debian's libdlib-data package (apt-get install libdlib-data); pass --landmark-model to use another copy.")
         }
         self.handle = handle
         self.path = path
@@ -60,10 +63,12 @@ public final class DlibLandmarker: FaceLandmarker {
         points.deallocate()
     }
 
-    public func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+    /// Never nil: dlib places the 68 points in any box; whether they make a face is the caller's call.
+    public func fit(_ grey: Plane, in box: FaceBox) throws(VisionError) -> Landmarks? {
+        var error: UnsafeMutablePointer<CChar>?
         let status = fv_fit_landmarks(fitter, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
-                                      fv_box(x: box.x, y: box.y, width: box.width, height: box.height), points, nil)
-        guard status == 0 else { return nil }
+                                      fv_box(x: box.x, y: box.y, width: box.width, height: box.height), points, &error)
+        guard status == 0 else { throw visionError(error, "landmark fit failed") }
         var landmarks = Landmarks.zero
         for i in 0..<68 { landmarks[i] = Point(x: points[i].x, y: points[i].y) }
         return landmarks
@@ -84,12 +89,14 @@ public final class DlibFaceDetector: FaceDetector, @unchecked Sendable {
 
     deinit { fv_detector_destroy(handle) }
 
-    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
+    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(VisionError) -> Int {
+        var error: UnsafeMutablePointer<CChar>?
         let found = boxes.withMemoryRebound(to: fv_box.self) { raw in
             fv_detect(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), minimumScore,
-                      raw.baseAddress, Int32(raw.count), nil)
+                      raw.baseAddress, Int32(raw.count), &error)
         }
-        return max(0, Int(found))
+        guard found >= 0 else { throw visionError(error, "face detection failed") }
+        return Int(found)
     }
 
     public func downscale(_ grey: Plane, into smaller: Plane) {

@@ -94,6 +94,9 @@ struct Inspect: ParsableCommand {
                                       stickerNanoseconds: scene == nil ? nil : stickerNanoseconds)
             if let statsJSON { try stats.write(to: statsJSON) }
             logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame (vision code built for AVX2/FMA: \(visionOptimisedForAVX2 ? "yes" : "no, FACERELAY_PORTABLE"))")
+            if let last = tracker.lastVisionError {
+                logger.warning("\(tracker.visionErrors) face detection(s) or landmark fit(s) failed and were skipped; the last: \(last)")
+            }
         }
     }
 }

@@ -6,6 +6,10 @@ public final class Scene: @unchecked Sendable {
     public var faces: [SyntheticFace] = []
     /// Faces the detector no longer reports (the landmarker still fits them).
     public var hiddenFromDetector: Set<Int> = []
+    /// When set, every detection throws it, as a back end that fails.
+    public var detectorFailure: SceneFailure?
+    /// When set, every landmark fit throws it.
+    public var landmarkerFailure: SceneFailure?
     public let width = 1280, height = 720
 
     public init() {}
@@ -20,11 +24,18 @@ public final class Scene: @unchecked Sendable {
     }
 }
 
+/// A failure of the fake vision back end.
+public struct SceneFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
 public final class SceneDetector: FaceDetector, @unchecked Sendable {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
-    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) -> Int {
+    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(SceneFailure) -> Int {
+        if let failure = scene.detectorFailure { throw failure }
         let scale = Float(grey.width) / Float(scene.width)
         var count = 0
         for (index, face) in scene.faces.enumerated() where !scene.hiddenFromDetector.contains(index) && count < boxes.count {
@@ -43,7 +54,8 @@ public final class SceneLandmarker: FaceLandmarker {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
-    public func fit(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+    public func fit(_ grey: Plane, in box: FaceBox) throws(SceneFailure) -> Landmarks? {
+        if let failure = scene.landmarkerFailure { throw failure }
         let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
         guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
         return best

@@ -89,6 +89,37 @@ import Testing
         #expect(droppedAt == 30)
     }
 
+    @Test func aFailedFitIsCountedAndLosesTheFaceOnlyWhileItFails() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.holdFrames = 4 }
+        for frame in 0..<5 { step(tracker, frame) }
+        #expect(tracker.visionErrors == 0 && tracker.lastVisionError == nil)
+        scene.landmarkerFailure = SceneFailure("landmark fit failed: out of memory")
+        for frame in 5..<7 { step(tracker, frame) }
+        #expect(tracker.visionErrors >= 2, "one failed refit per frame at least")
+        #expect(tracker.lastVisionError == "landmark fit failed: out of memory")
+        #expect(tracker.faces.map(\.isHeld) == [true], "held like a face whose fit was lost")
+        scene.landmarkerFailure = nil
+        let failures = tracker.visionErrors
+        for frame in 7..<10 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [1], "the same face once fits work again")
+        #expect(tracker.visionErrors == failures)
+    }
+
+    @Test func aFailedDetectionIsCountedAndMissesNoFace() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.missedDetectionsToDrop = 3 }
+        for frame in 0..<5 { step(tracker, frame) }
+        scene.detectorFailure = SceneFailure("face detection failed: bad image")
+        for frame in 5..<45 { step(tracker, frame) }
+        // Detections at frames 10, 20, 30 and 40 fail: as misses, three would have dropped the face.
+        #expect(tracker.visionErrors == 4)
+        #expect(tracker.lastVisionError == "face detection failed: bad image")
+        #expect(visibleIDs(tracker) == [1])
+    }
+
     @Test func tinyAndBlankFramesAreHarmless() {
         let scene = Scene()
         let tracker = tracker(scene)
