@@ -58,12 +58,21 @@ public struct ExpressionSettings: Sendable {
     }
 }
 
-/// An expression starting on one face.
+/// An expression starting or ending on one face.
 public struct ExpressionEvent: Sendable, Equatable {
     public let faceID: Int
     public let expression: String
+    /// True when the expression starts, false when it ends.
+    public let started: Bool
     /// Presentation time of the frame, seconds.
     public let seconds: Double
+
+    public init(faceID: Int, expression: String, started: Bool, seconds: Double) {
+        self.faceID = faceID
+        self.expression = expression
+        self.started = started
+        self.seconds = seconds
+    }
 }
 
 /// Coefficients and on/off state of every rule for one face. Created with the track; `update`
@@ -77,16 +86,20 @@ public struct ExpressionState {
         active = ContiguousArray(repeating: false, count: ruleCount)
     }
 
-    /// Updates the coefficients and calls `fired` with the index of each rule that just switched on.
-    public mutating func update(_ sample: FaceSample, rules: [ExpressionRule], fired: (Int) -> Void) {
+    /// Updates the coefficients and calls `changed` with the index of each rule that just switched
+    /// on (`started` true) or off.
+    public mutating func update(_ sample: FaceSample, rules: [ExpressionRule], changed: (_ rule: Int, _ started: Bool) -> Void) {
         for (index, rule) in rules.enumerated() {
             let value = min(1, max(0, rule.analyser.coefficient(of: sample)))
             coefficients[index] = value
             if active[index] {
-                if value < rule.threshold - rule.hysteresis { active[index] = false }
+                if value < rule.threshold - rule.hysteresis {
+                    active[index] = false
+                    changed(index, false)
+                }
             } else if value >= rule.threshold {
                 active[index] = true
-                fired(index)
+                changed(index, true)
             }
         }
     }

@@ -227,8 +227,8 @@ public final class FaceTracker {
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
         let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)
         let id = face.id
-        face.expressions.update(sample, rules: settings.expressions.rules) { rule in
-            onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, seconds: seconds))
+        face.expressions.update(sample, rules: settings.expressions.rules) { rule, started in
+            onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
         }
         return true
     }

@@ -60,14 +60,16 @@ import Testing
         let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
         var state = ExpressionState(ruleCount: 1)
         var fired = 0
+        var ended = 0
         // Open, closing with wobble around the threshold, closed, open again, then a second blink.
         let openness: [Float] = [0.3, 0.3, 0.14, 0.13, 0.15, 0.13, 0.05, 0.05, 0.3, 0.3, 0.05, 0.3]
         for value in openness {
             var face = SyntheticFace()
             face.eyeOpenLeft = value
-            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory()), rules: rules) { _ in fired += 1 }
+            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory()), rules: rules) { _, started in if started { fired += 1 } else { ended += 1 } }
         }
-        #expect(fired == 2, "two blinks, \(fired) events")
+        #expect(fired == 2, "two blinks, \(fired) start events")
+        #expect(ended == 2, "two blinks, \(ended) end events")
     }
 
     /// A new analyser plugs in through the settings; the built-in ones are untouched.
@@ -89,7 +91,7 @@ import Testing
         for i in 48...67 { landmarks[i] = landmarks[i] + Point(x: face.size * 0.2, y: 0) }
         var state = ExpressionState(ruleCount: settings.rules.count)
         var names: [String] = []
-        state.update(FaceSample(landmarks: landmarks, pose: nil, poseHistory: PoseHistory()), rules: settings.rules) { names.append(settings.rules[$0].analyser.name) }
+        state.update(FaceSample(landmarks: landmarks, pose: nil, poseHistory: PoseHistory()), rules: settings.rules) { rule, started in if started { names.append(settings.rules[rule].analyser.name) } }
         #expect(names == ["mouthLeft"])
     }
 }

@@ -140,7 +140,9 @@ import Testing
             scene.faces[0].mouthGap = (10..<20).contains(frame) ? 0.6 : 0
             step(tracker, frame)
         }
-        #expect(events.map(\.expression) == ["mouthOpen"])
+        #expect(events.map(\.expression) == ["mouthOpen", "mouthOpen"])
+        #expect(events.map(\.started) == [true, false], "a start, then an end")
         #expect(events.first?.faceID == 1 && events.first.map { abs($0.seconds - 10.0 / 30) < 1e-9 } == true)
+        #expect(events.last.map { abs($0.seconds - 20.0 / 30) < 1e-9 } == true, "the end on the first closed frame")
     }
 }
