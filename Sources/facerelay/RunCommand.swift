@@ -1,6 +1,7 @@
 import ArgumentParser
 import Compositor
 import Dispatch
+import FaceStage
 import Glibc
 import FaceVision
 import FrameKit

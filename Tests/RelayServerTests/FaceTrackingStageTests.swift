@@ -2,6 +2,7 @@ import Compositor
 import FaceTestSupport
 import FaceTracking
 import FrameKit
+import FaceStage
 import RelayServer
 import StickerKit
 import Testing
