@@ -19,7 +19,7 @@ public enum InputEndpoint: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .rtmp(let url): return url
-        case .srtListener(let uri), .srtCaller(let uri): return uri
+        case .srtListener(let uri), .srtCaller(let uri): return maskedAddress(uri)
         case .file(let path): return path
         }
     }
@@ -71,10 +71,11 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
         return true
     }
 
+    /// The address with its stream key or passphrase hidden: what logs, replies and errors show.
     public var description: String {
         switch self {
-        case .rtmp(let url): return url
-        case .srt(let uri): return uri
+        case .rtmp(let url): return maskedAddress(url)
+        case .srt(let uri): return maskedAddress(uri)
         case .file(let path, _): return path
         }
     }
@@ -135,6 +136,35 @@ public struct EndpointError: Error, CustomStringConvertible, Equatable {
     public let description: String
 
     init(_ text: String, role: String, reason: String, hint: String) {
-        description = "invalid \(role) '\(text)': \(reason); \(hint)"
+        description = "invalid \(role) '\(maskedAddress(text))': \(reason); \(hint)"
     }
+}
+
+/// Hides the secrets of a network address: an RTMP stream key (the last path segment, which a
+/// platform treats as a password) and SRT `passphrase` and `streamid` values. Anything else,
+/// file paths included, is returned as it is.
+public func maskedAddress(_ text: String) -> String {
+    let hidden = "****"
+    if text.hasPrefix("rtmp://") || text.hasPrefix("rtmps://") {
+        let (address, query) = splitQuery(text)
+        let schemeEnd = address.firstRange(of: "://")!.upperBound
+        guard let lastSlash = address[schemeEnd...].lastIndex(of: "/") else { return address + (query.isEmpty ? "" : "?" + hidden) }
+        let masked = address[address.index(after: lastSlash)...].isEmpty ? address : String(address[...lastSlash]) + hidden
+        return masked + (query.isEmpty ? "" : "?" + hidden)
+    }
+    if text.hasPrefix("srt://") {
+        let (address, query) = splitQuery(text)
+        guard !query.isEmpty else { return address }
+        let parameters = query.split(separator: "&").map { parameter -> String in
+            let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["passphrase", "streamid"].contains(name.lowercased()) ? name + "=" + hidden : String(parameter)
+        }
+        return address + "?" + parameters.joined(separator: "&")
+    }
+    return text
+}
+
+private func splitQuery(_ text: String) -> (String, String) {
+    guard let mark = text.firstIndex(of: "?") else { return (text, "") }
+    return (String(text[..<mark]), String(text[text.index(after: mark)...]))
 }

@@ -121,3 +121,10 @@ struct BusError {
 
     var summary: String { "\(text) (\(source)\(debug.isEmpty ? "" : ": " + (debug.split(separator: "\n").last.map(String.init) ?? "")))" }
 }
+
+/// Loads GStreamer and its plugin registry now (seconds on a machine that never ran it) and checks
+/// the elements relays need, so that a service's first stream does not pay for it.
+public func prepareMediaBridge() throws(MediaError) {
+    try GStreamer.initialize()
+    try GStreamer.checkRequiredElements()
+}

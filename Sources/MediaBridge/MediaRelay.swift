@@ -42,6 +42,15 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
+    /// Where the stream is in its life, for an operator to read.
+    public enum Phase: String, Sendable {
+        /// Waiting for the input's first frame.
+        case starting
+        case relaying
+        /// The output failed; it is being rebuilt while the input keeps running.
+        case reconnecting
+    }
+
     public struct StreamInfo: Sendable {
         public let width: Int
         public let height: Int
@@ -76,6 +85,9 @@ public final class MediaRelay: @unchecked Sendable {
         var videoFinished = false
         var audioFinished = false
         var failure: MediaError?
+        var phase = Phase.starting
+        /// The last output failure, kept for an operator to read.
+        var lastOutputError: String?
     }
     private let shared = Locked(Shared())
     private let framesPulled = Atomic<Int>(0)
@@ -143,6 +155,9 @@ public final class MediaRelay: @unchecked Sendable {
         counters.tracking = stage.trackingFigures
         return counters
     }
+
+    /// The phase and the last output failure. Safe from any thread.
+    public var status: (phase: Phase, lastOutputError: String?) { shared.withLock { ($0.phase, $0.lastOutputError) } }
 
     /// Size, rate and audio of the stream, once the first frame has arrived.
     public var streamInfo: StreamInfo? { shared.withLock { $0.info } }
@@ -218,7 +233,11 @@ public final class MediaRelay: @unchecked Sendable {
                     if output.isNetwork, !stopRequested {
                         // A dead upstream: stop feeding this egress, rebuild it after a pause.
                         logger.warning("output failed, reconnecting in \(settings.reconnectDelaySeconds) s", metadata: ["output": "\(output)", "error": "\(lastEgressError)"])
-                        shared.withLock { $0.egress = nil }
+                        shared.withLock { shared in
+                            shared.egress = nil
+                            shared.phase = .reconnecting
+                            shared.lastOutputError = lastEgressError
+                        }
                         fr_set_state(egress.pipeline, GST_STATE_NULL)
                         outageStarted = outageStarted ?? .now
                         retryAt = .now + .seconds(settings.reconnectDelaySeconds)
@@ -242,6 +261,7 @@ public final class MediaRelay: @unchecked Sendable {
                 } else {
                     do {
                         try rebuildEgress()
+                        shared.withLock { $0.phase = .relaying }
                         outputReconnects.add(1, ordering: .relaxed)
                         logger.info("output reconnected", metadata: ["output": "\(output)"])
                     } catch {
@@ -404,6 +424,7 @@ public final class MediaRelay: @unchecked Sendable {
                 shared.egress = egress
                 shared.videoCaps = caps
                 shared.info = streamInfo
+                shared.phase = .relaying
                 shared.timeline.start(at: runningTime)
             }
             logger.info("relaying", metadata: [

@@ -2,11 +2,12 @@ import Glibc
 
 /// A dedicated thread for a loop that blocks in GStreamer calls (and so must not sit on a
 /// Swift-concurrency or Dispatch worker). Joined with `join()`.
-final class LoopThread: @unchecked Sendable {
+public final class LoopThread: @unchecked Sendable {
     private var thread = pthread_t()
     private let body: () -> Void
 
-    init(_ body: @escaping @Sendable () -> Void) {
+    /// A `detached` thread frees itself when `body` returns and cannot be joined.
+    public init(detached: Bool = false, _ body: @escaping @Sendable () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
         pthread_create(&thread, nil, { context in
@@ -14,9 +15,10 @@ final class LoopThread: @unchecked Sendable {
             loop.body()
             return nil
         }, context)
+        if detached { pthread_detach(thread) }
     }
 
-    func join() { pthread_join(thread, nil) }
+    public func join() { pthread_join(thread, nil) }
 }
 
 func sleep(seconds: Double) {
