@@ -35,6 +35,10 @@ video() { # seconds
 close_video() { # seconds
   echo "color=c=0x606060:s=1280x720:r=30:d=$1[bg];movie=$photo,crop=512:250:0:0,scale=900:440,loop=-1:1[face];$barcode[code];[bg][face]overlay=x='190+150*sin(2*PI*t/4)':y=20:shortest=1[v1];[v1][code]overlay=0:0:shortest=1,format=yuv420p"
 }
+# mouth_video: mouth-video.py's still close face (raw RGB on stdin), mouth open on frames 60-119.
+mouth_video() {
+  echo "$barcode[code];[0:v][code]overlay=0:0:shortest=1,format=yuv420p"
+}
 make() { # name seconds extra-args...   ($scene picks the filter: video by default)
   local name=$1 seconds=$2; shift 2
   [ -s "$name" ] && return
@@ -48,6 +52,7 @@ make face_720p_silent.mkv 4 -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p
 make face_720p_mp3.mkv 4 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a libmp3lame -b:a 128k -shortest
 make face_720p_bench.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
 scene=close_video make face_720p_close.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
+[ -s face_mouth.mp4 ] || /usr/bin/python3 "$here/mouth-video.py" "$photo" | scene=mouth_video make face_mouth.mp4 7 -f rawvideo -pix_fmt rgb24 -s 1280x720 -framerate 30 -i - -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
 # Ten minutes, small, for A/V drift: the same beeps on frames 30, 90, 150... (no barcode needed).
 if [ ! -s face_180p_10min.flv ]; then
   ffmpeg -nostdin -v error -y -filter_complex "color=c=0x606060:s=320x180:r=30:d=600[bg];movie=$photo,scale=100:100,loop=-1:1[face];[bg][face]overlay=x='110+50*sin(2*PI*t/4)':y=50:shortest=1,format=yuv420p" \
