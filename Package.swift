@@ -15,6 +15,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.25.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // GStreamer's C API plus static-inline wrappers for its macros and variadic calls.
@@ -54,18 +59,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Stream sessions: wires ingest, the frame stage and egress, and keeps the stats.
+        // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
+        .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
+        // Stream sessions and the service around them: the registry of streams, the control socket,
+        // events, the HTTP hooks nginx-rtmp calls, and the serve configuration.
         .target(
             name: "RelayServer",
             dependencies: [
-                "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
+                "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "FaceStage", "Compositor", "StickerKit",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
             name: "facerelay",
             dependencies: [
-                "RelayServer", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
+                "RelayServer", "FaceStage", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -85,7 +101,7 @@ let package = Package(
         .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FrameKit"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "FaceStage", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),
     ],
     cxxLanguageStandard: .cxx17

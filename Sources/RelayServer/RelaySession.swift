@@ -25,22 +25,36 @@ public final class RelaySession: Sendable {
     private let options: Options
     private let relay: MediaRelay
     private let logger: Logger
+    private let origin: (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant)
 
     public init(options: Options, library: PipelineLibrary, stage: FrameStage, logger: Logger) throws(MediaError) {
         self.options = options
         self.logger = logger
+        origin = (MediaRelay.Counters(), ProcessUsage.now(), ContinuousClock.now)
         relay = try MediaRelay(input: options.input, output: options.output, settings: options.settings,
                                library: library, stage: stage, logger: logger)
     }
 
     public func requestStop() { relay.requestStop() }
 
+    /// The relay's counters now. Safe from any thread.
+    public var counters: MediaRelay.Counters { relay.counters }
+
+    /// The relay's phase and last output failure. Safe from any thread.
+    public var status: (phase: MediaRelay.Phase, lastOutputError: String?) { relay.status }
+
+    /// The figures of the whole stream so far (the process figures are the whole process's).
+    public func statsSoFar() -> StreamStats {
+        StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+                    counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
+                    seconds: Self.seconds(ContinuousClock.now - origin.at))
+    }
+
     /// Relays until the input ends or a stop is requested; returns the figures of the whole stream.
     /// The stats file is written even when the stream fails.
     @discardableResult
     public func run() throws(MediaError) -> StreamStats {
         let started = ContinuousClock.now
-        let origin = (counters: MediaRelay.Counters(), usage: ProcessUsage.now())
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "facerelay.stats"))
         let lastReport = LastReport(counters: origin.counters, usage: origin.usage, at: started)
         timer.schedule(deadline: .now() + options.statsInterval, repeating: options.statsInterval)
@@ -52,7 +66,7 @@ public final class RelaySession: Sendable {
             let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
                                     counters: counters, since: (previous.counters, previous.usage), usage: usage,
                                     seconds: Self.seconds(now - previous.at))
-            logger.info("stats \(stats.logLine)", metadata: ["input": "\(options.input)"])
+            logger.info("stats \(stats.logLine)")
         }
         timer.resume()
         defer { timer.cancel() }
@@ -64,9 +78,9 @@ public final class RelaySession: Sendable {
             failure = error
         }
         let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
-                                counters: relay.counters, since: origin, usage: ProcessUsage.now(),
+                                counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
                                 seconds: Self.seconds(ContinuousClock.now - started))
-        logger.info("stream ended \(stats.logLine)", metadata: ["input": "\(options.input)"])
+        logger.info("stream ended \(stats.logLine)")
         if let path = options.statsJSONPath {
             do {
                 try stats.json().write(to: URL(fileURLWithPath: path))

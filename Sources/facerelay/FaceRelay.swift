@@ -5,11 +5,11 @@ import MediaBridge
 import StickerKit
 
 @main
-struct FaceRelay: ParsableCommand {
+struct FaceRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "facerelay",
         abstract: "Live-stream face sticker relay: RTMP/SRT in, stickers on every face, RTMP/SRT out.",
-        subcommands: [Run.self, Inspect.self, Stickers.self]
+        subcommands: [Run.self, Serve.self, Ctl.self, Inspect.self, Stickers.self]
     )
 }
 

@@ -1,0 +1,59 @@
+import FoundationEssentials
+import Glibc
+import NIOCore
+import NIOExtras
+import NIOPosix
+import StickerKit
+
+/// A connection to a serve's control socket: sends requests, reads reply and event lines.
+public enum ControlClient {
+    /// Connects, runs `body` with the connection, and closes it.
+    public static func withConnection<Result: Sendable>(
+        to path: String, _ body: (_ send: (JSONValue) async throws -> Void, _ lines: NIOAsyncChannelInboundStream<ByteBuffer>) async throws -> Result
+    ) async throws -> Result {
+        let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: path) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: 16 << 20))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw ControlServerError(description: "cannot connect to \(path): \(error); is facerelay serve running, and is this its --control-socket (and yours)?")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await body({ request in
+                try await outbound.write(ByteBuffer(string: ControlProtocol.line(request)))
+            }, inbound)
+        }
+    }
+
+    /// Sends one request and returns its reply.
+    public static func request(_ request: JSONValue, socket path: String) async throws -> JSONValue {
+        try await withConnection(to: path) { send, lines in
+            try await send(request)
+            for try await line in lines {
+                return try JSONDecoder().decode(JSONValue.self, from: Data(String(buffer: line).utf8))
+            }
+            throw ControlServerError(description: "\(path) closed the connection without a reply")
+        }
+    }
+
+    /// Whether something accepts connections on the socket at `path` (a stale file does not).
+    static func isServing(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8.prefix(MemoryLayout.size(ofValue: address.sun_path) - 1))
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+}

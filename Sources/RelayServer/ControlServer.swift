@@ -1,0 +1,113 @@
+import Glibc
+import Logging
+import NIOCore
+import NIOExtras
+import NIOPosix
+import StickerKit
+
+/// The control socket: a Unix domain socket only its owner may connect to (mode 0600), speaking
+/// `ControlProtocol` one line at a time. Each connection is served on its own task; a subscriber's
+/// connection receives events until it closes.
+public struct ControlServer: Sendable {
+    public let path: String
+    let control: ControlProtocol
+    let events: EventHub
+    let logger: Logger
+
+    public init(path: String, control: ControlProtocol, events: EventHub, logger: Logger) {
+        self.path = path
+        self.control = control
+        self.events = events
+        self.logger = logger
+    }
+
+    typealias Connection = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    /// Binds the socket (refusing to take over one another process is serving) and serves until
+    /// the task is cancelled.
+    public func run() async throws {
+        if ControlClient.isServing(path) {
+            throw ControlServerError(description: "\(path): another facerelay serve is listening on this control socket; stop it or give another --control-socket")
+        }
+        // The socket is created with the umask's mode: make it 0600 from the first instant rather
+        // than chmod it afterwards, when a connection could already have slipped in.
+        let previousMask = umask(0o177)
+        let server: NIOAsyncChannel<Connection, Never>
+        do {
+            server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: ControlProtocol.maximumLineBytes))
+                        return try Connection(wrappingChannelSynchronously: channel)
+                    }
+                }
+            umask(previousMask)
+        } catch {
+            umask(previousMask)
+            throw ControlServerError(description: "\(path): cannot create the control socket: \(error); check that its folder exists and is writable, or give another --control-socket")
+        }
+        chmod(path, 0o600)
+        logger.info("control socket listening", metadata: ["path": "\(path)"])
+        defer { unlink(path) }
+        try await withThrowingDiscardingTaskGroup { group in
+            try await server.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask { await serve(connection) }
+                }
+            }
+        }
+    }
+
+    private func serve(_ connection: Connection) async {
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                var lines = inbound.makeAsyncIterator()
+                while true {
+                    let buffer: ByteBuffer?
+                    do {
+                        buffer = try await lines.next()
+                    } catch is ByteToMessageDecoderError.PayloadTooLargeError {
+                        let error = ControlError("line-too-long", "a request line is limited to \(ControlProtocol.maximumLineBytes / 1024) KiB; the connection is closed")
+                        try await outbound.write(ByteBuffer(string: ControlProtocol.line(ControlProtocol.failure(id: .null, error))))
+                        return
+                    }
+                    guard let buffer else { return }
+                    let line = String(buffer: buffer)
+                    if line.allSatisfy(\.isWhitespace) { continue }
+                    switch await offload({ [control] in control.handle(line) }) {
+                    case .reply(let reply):
+                        try await outbound.write(ByteBuffer(string: ControlProtocol.line(reply)))
+                    case .subscribe(let reply, let classes):
+                        try await outbound.write(ByteBuffer(string: ControlProtocol.line(reply)))
+                        try await streamEvents(classes, to: outbound, closedWhen: &lines)
+                        return
+                    }
+                }
+            }
+        } catch {
+            logger.debug("control connection ended: \(error)")
+        }
+    }
+
+    /// Writes events to a subscriber until it closes its end (anything it sends meanwhile is ignored).
+    private func streamEvents(_ classes: Set<EventClass>, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+                              closedWhen lines: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) async throws {
+        let subscription = events.subscribe(to: classes)
+        defer { events.unsubscribe(subscription.id) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in subscription.events {
+                    try await outbound.write(ByteBuffer(string: ControlProtocol.line(event)))
+                }
+            }
+            // The subscriber closing its end ends the subscription.
+            while try await lines.next() != nil {}
+            group.cancelAll()
+        }
+    }
+}
+
+public struct ControlServerError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}

@@ -1,0 +1,312 @@
+import FaceTracking
+import FoundationEssentials
+import MediaBridge
+import Yams
+
+/// The configuration of `facerelay serve`, read from a YAML file (see `deploy/facerelay.yml`, which
+/// documents every key). Every key is checked: an unknown or mistyped one is refused with the
+/// file, the line and the key, since a typo silently ignored would run a relay the operator did not
+/// configure.
+public struct ServeConfig: Sendable {
+    /// The Unix socket of the control protocol.
+    public var controlSocket = "/run/facerelay/control.sock"
+    /// The HTTP listener: nginx-rtmp's notifications (and, later, metrics). Loopback by default.
+    public var http = HostPort(host: "127.0.0.1", port: 8190)
+    public var stickers: String?
+    public var pipelines: String?
+    public var landmarkModel: String?
+    public var defaults = StreamDefaults()
+    /// Where FaceRelay pulls a stream published to nginx-rtmp from: rtmp://HOST:PORT.
+    public var rtmpIngest = "rtmp://127.0.0.1:1935"
+    /// nginx-rtmp applications whose publishes start a stream, by name.
+    public var applications: [String: Application] = [:]
+    /// SRT listeners that start a stream when a broadcaster connects.
+    public var srtListeners: [SRTListener] = []
+
+    public init() {}
+
+    public struct HostPort: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// "ADDRESS:PORT" (a bare ":PORT" means 127.0.0.1).
+        public init?(parsing text: String) {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+            let host = String(text[..<colon])
+            self.init(host: host.isEmpty ? "127.0.0.1" : host, port: port)
+        }
+
+        public var description: String { "\(host):\(port)" }
+        public var isLoopback: Bool { host == "127.0.0.1" || host == "localhost" || host == "::1" }
+    }
+
+    /// What every stream starts with unless its route says otherwise.
+    public struct StreamDefaults: Sendable {
+        public var sticker = "none"
+        public var relay = RelaySettings()
+        public var tracking = FaceTracker.Settings()
+        public var statsIntervalSeconds = 10.0
+
+        public init() {
+            // A broadcaster may go live minutes after the notification: serve waits for the first
+            // frame as long as the publish lasts, and relays forever while the upstream comes back.
+            relay.inputTimeoutSeconds = 30
+            relay.reconnectGiveUpSeconds = 0
+        }
+    }
+
+    /// An nginx-rtmp application: the upstream of every key (`{key}` in it is the ingest key), a
+    /// table of keys with their own upstream, or both (the table wins).
+    public struct Application: Sendable {
+        public var upstream: String?
+        public var sticker: String?
+        public var keys: [String: Route] = [:]
+    }
+
+    public struct Route: Sendable {
+        public var upstream: String
+        public var sticker: String?
+    }
+
+    public struct SRTListener: Sendable {
+        public var listen: String
+        public var upstream: String
+        public var sticker: String?
+        public var stream: String
+    }
+
+    /// The upstream and sticker for a publish to `application`/`key`, or nil when it has no route.
+    public func route(application: String, key: String) -> Route? {
+        guard let app = applications[application] else { return nil }
+        if let route = app.keys[key] { return Route(upstream: route.upstream, sticker: route.sticker ?? app.sticker) }
+        guard let template = app.upstream else { return nil }
+        return Route(upstream: template.replacing("{key}", with: key), sticker: app.sticker)
+    }
+}
+
+/// A configuration the service refuses to start with: where, which key, and what to do.
+public struct ConfigError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ file: String, _ mark: Mark?, _ key: String, _ message: String) {
+        let place = mark.map { "\(file):\($0.line)" } ?? file
+        description = key.isEmpty ? "\(place): \(message)" : "\(place): \(key): \(message)"
+    }
+}
+
+extension ServeConfig {
+    /// Reads and checks a configuration file.
+    public static func load(file: String) throws(ConfigError) -> ServeConfig {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ConfigError(file, nil, "", FileManager.default.fileExists(atPath: file)
+                ? "cannot be read; check its permissions" : "no such file; give the path of a YAML file (see deploy/facerelay.yml)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file, nil, "", "is not UTF-8 text") }
+        return try parse(text, file: file)
+    }
+
+    /// Parses configuration text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> ServeConfig {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigError(file, nil, "", "is not valid YAML: \("\(error)".split(whereSeparator: \.isNewline).joined(separator: " "))")
+        }
+        var config = ServeConfig()
+        guard let root else { return config }
+        let reader = ConfigReader(file: file)
+        let top = try reader.mapping(root, "", keys: ["control_socket", "http", "stickers", "pipelines", "landmark_model", "defaults", "rtmp", "srt"])
+        if let node = top["control_socket"] { config.controlSocket = try reader.string(node, "control_socket") }
+        if let node = top["http"] {
+            let text = try reader.string(node, "http")
+            guard let address = HostPort(parsing: text) else {
+                throw reader.error(node, "http", "'\(text)' is not ADDRESS:PORT; for example 127.0.0.1:8190")
+            }
+            config.http = address
+        }
+        if let node = top["stickers"] { config.stickers = try reader.string(node, "stickers") }
+        if let node = top["pipelines"] { config.pipelines = try reader.string(node, "pipelines") }
+        if let node = top["landmark_model"] { config.landmarkModel = try reader.string(node, "landmark_model") }
+        if let node = top["defaults"] { config.defaults = try reader.defaults(node) }
+        if let node = top["rtmp"] {
+            let rtmp = try reader.mapping(node, "rtmp", keys: ["ingest", "applications"])
+            if let ingest = rtmp["ingest"] {
+                let url = try reader.string(ingest, "rtmp.ingest")
+                guard url.hasPrefix("rtmp://"), !url.dropFirst(7).isEmpty else {
+                    throw reader.error(ingest, "rtmp.ingest", "'\(url)' is not an RTMP server address; use rtmp://HOST:PORT, where nginx-rtmp serves plays")
+                }
+                config.rtmpIngest = url.hasSuffix("/") ? String(url.dropLast()) : url
+            }
+            if let node = rtmp["applications"] {
+                for (name, value) in try reader.anyMapping(node, "rtmp.applications") {
+                    config.applications[name] = try reader.application(value, "rtmp.applications.\(name)")
+                }
+            }
+        }
+        if let node = top["srt"] {
+            guard let sequence = node.sequence else { throw reader.error(node, "srt", "must be a list of listeners (- listen: srt://:PORT ...)") }
+            for (index, item) in sequence.enumerated() {
+                config.srtListeners.append(try reader.srtListener(item, "srt[\(index)]"))
+            }
+        }
+        return config
+    }
+}
+
+/// Walks the YAML tree, checking each key against the ones allowed and each value's type.
+private struct ConfigReader {
+    let file: String
+
+    func error(_ node: Node, _ key: String, _ message: String) -> ConfigError {
+        ConfigError(file, node.mark, key, message)
+    }
+
+    func anyMapping(_ node: Node, _ key: String) throws(ConfigError) -> [(String, Node)] {
+        guard let mapping = node.mapping else { throw error(node, key, "must be a mapping of names to settings") }
+        var pairs: [(String, Node)] = []
+        for (name, value) in mapping {
+            guard let text = name.string else { throw error(name, key, "keys must be text") }
+            pairs.append((text, value))
+        }
+        return pairs
+    }
+
+    func mapping(_ node: Node, _ key: String, keys allowed: [String]) throws(ConfigError) -> [String: Node] {
+        guard let mapping = node.mapping else {
+            throw error(node, key, "must be a mapping with keys \(allowed.joined(separator: ", "))")
+        }
+        var result: [String: Node] = [:]
+        for (name, value) in mapping {
+            let text = name.string ?? ""
+            let path = key.isEmpty ? text : "\(key).\(text)"
+            guard allowed.contains(text) else {
+                throw error(name, path, "unknown key; known keys here: \(allowed.joined(separator: ", "))")
+            }
+            result[text] = value
+        }
+        return result
+    }
+
+    func string(_ node: Node, _ key: String) throws(ConfigError) -> String {
+        guard let scalar = node.scalar, !scalar.string.isEmpty else { throw error(node, key, "must be a non-empty text value") }
+        return scalar.string
+    }
+
+    func number(_ node: Node, _ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double {
+        guard let value = node.float ?? node.int.map(Double.init), range.contains(value) else {
+            throw error(node, key, "must be a number in \(formatted(range.lowerBound, decimals: 0))...\(formatted(range.upperBound, decimals: 0))")
+        }
+        return value
+    }
+
+    func integer(_ node: Node, _ key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard let value = node.int, range.contains(value) else { throw error(node, key, "must be a whole number in \(range.lowerBound)...\(range.upperBound)") }
+        return value
+    }
+
+    func defaults(_ node: Node) throws(ConfigError) -> ServeConfig.StreamDefaults {
+        var defaults = ServeConfig.StreamDefaults()
+        let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "tracking", "input_timeout_s", "reconnect_max_delay_s", "stats_interval_s"])
+        if let value = keys["sticker"] { defaults.sticker = try string(value, "defaults.sticker") }
+        if let value = keys["input_timeout_s"] { defaults.relay.inputTimeoutSeconds = try integer(value, "defaults.input_timeout_s", in: 0...86_400) }
+        if let value = keys["reconnect_max_delay_s"] { defaults.relay.reconnectDelaySeconds = try number(value, "defaults.reconnect_max_delay_s", in: 0.1...600) }
+        if let value = keys["stats_interval_s"] { defaults.statsIntervalSeconds = try number(value, "defaults.stats_interval_s", in: 1...3600) }
+        if let encoder = keys["encoder"] {
+            let settings = try mapping(encoder, "defaults.encoder", keys: ["x264_preset", "bitrate_kbps", "keyframe_interval_s", "audio_bitrate_kbps"])
+            if let value = settings["x264_preset"] {
+                let preset = try string(value, "defaults.encoder.x264_preset")
+                guard RelaySettings.x264Presets.contains(preset) else {
+                    throw error(value, "defaults.encoder.x264_preset", "unknown preset '\(preset)'; use one of \(RelaySettings.x264Presets.joined(separator: ", "))")
+                }
+                defaults.relay.x264Preset = preset
+            }
+            if let value = settings["bitrate_kbps"] { defaults.relay.bitrateKbps = try integer(value, "defaults.encoder.bitrate_kbps", in: 50...100_000) }
+            if let value = settings["keyframe_interval_s"] { defaults.relay.keyframeIntervalSeconds = try number(value, "defaults.encoder.keyframe_interval_s", in: 0.1...60) }
+            if let value = settings["audio_bitrate_kbps"] { defaults.relay.audioBitrateKbps = try integer(value, "defaults.encoder.audio_bitrate_kbps", in: 8...512) }
+        }
+        if let tracking = keys["tracking"] {
+            let settings = try mapping(tracking, "defaults.tracking", keys: ["max_faces", "detection_interval", "min_face_size", "smoothing", "expression_thresholds"])
+            if let value = settings["max_faces"] { defaults.tracking.maximumFaces = try integer(value, "defaults.tracking.max_faces", in: 1...16) }
+            if let value = settings["detection_interval"] { defaults.tracking.detectionInterval = try integer(value, "defaults.tracking.detection_interval", in: 1...600) }
+            if let value = settings["min_face_size"] { defaults.tracking.minimumFaceSize = try integer(value, "defaults.tracking.min_face_size", in: 80...4000) }
+            if let value = settings["smoothing"] {
+                let name = try string(value, "defaults.tracking.smoothing")
+                guard let smoothing = Smoothing(rawValue: name) else {
+                    throw error(value, "defaults.tracking.smoothing", "unknown smoothing '\(name)'; use one of \(Smoothing.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                defaults.tracking.smoothing = smoothing
+            }
+            if let value = settings["expression_thresholds"] {
+                for (name, threshold) in try anyMapping(value, "defaults.tracking.expression_thresholds") {
+                    let key = "defaults.tracking.expression_thresholds.\(name)"
+                    let number = try number(threshold, key, in: 0...1)
+                    guard defaults.tracking.expressions.setThreshold(Float(number), for: name) else {
+                        let known = defaults.tracking.expressions.rules.map(\.analyser.name)
+                        throw error(threshold, key, "unknown expression; known: \(known.joined(separator: ", "))")
+                    }
+                }
+            }
+        }
+        return defaults
+    }
+
+    func upstream(_ node: Node, _ key: String) throws(ConfigError) -> String {
+        let text = try string(node, key)
+        do {
+            _ = try OutputEndpoint(parsing: text.replacing("{key}", with: "key"))
+        } catch {
+            throw self.error(node, key, "\(error)")
+        }
+        guard text.hasPrefix("rtmp://") || text.hasPrefix("rtmps://") || text.hasPrefix("srt://") else {
+            throw error(node, key, "an upstream is a network address (rtmp://... or srt://...), not a file")
+        }
+        return text
+    }
+
+    func application(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.Application {
+        let keys = try mapping(node, key, keys: ["upstream", "sticker", "keys"])
+        var application = ServeConfig.Application()
+        if let value = keys["upstream"] { application.upstream = try upstream(value, "\(key).upstream") }
+        if let value = keys["sticker"] { application.sticker = try string(value, "\(key).sticker") }
+        if let table = keys["keys"] {
+            for (name, value) in try anyMapping(table, "\(key).keys") {
+                let path = "\(key).keys.\(name)"
+                let route = try mapping(value, path, keys: ["upstream", "sticker"])
+                guard let upstreamNode = route["upstream"] else { throw error(value, path, "needs an upstream (rtmp://... or srt://...)") }
+                application.keys[name] = ServeConfig.Route(upstream: try upstream(upstreamNode, "\(path).upstream"),
+                                                           sticker: try route["sticker"].map { node throws(ConfigError) in try string(node, "\(path).sticker") })
+            }
+        }
+        if application.upstream == nil, application.keys.isEmpty {
+            throw error(node, key, "has no route: give an upstream (rtmp://platform/app/{key}) or a keys table")
+        }
+        return application
+    }
+
+    func srtListener(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.SRTListener {
+        let keys = try mapping(node, key, keys: ["listen", "upstream", "sticker", "stream"])
+        guard let listenNode = keys["listen"], let upstreamNode = keys["upstream"] else {
+            throw error(node, key, "needs listen (srt://:PORT[?passphrase=...]) and upstream")
+        }
+        let listen = try string(listenNode, "\(key).listen")
+        do {
+            guard case .srtListener = try InputEndpoint(parsing: listen) else {
+                throw error(listenNode, "\(key).listen", "'\(maskedAddress(listen))' calls out; a listener has no host: srt://:PORT")
+            }
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw self.error(listenNode, "\(key).listen", "\(error)")
+        }
+        let port = listen.split(separator: ":").last.map { String($0.prefix { $0.isNumber }) } ?? "srt"
+        return ServeConfig.SRTListener(listen: listen, upstream: try upstream(upstreamNode, "\(key).upstream"),
+                                       sticker: try keys["sticker"].map { node throws(ConfigError) in try string(node, "\(key).sticker") },
+                                       stream: try keys["stream"].map { node throws(ConfigError) in try string(node, "\(key).stream") } ?? "srt-\(port)")
+    }
+}

@@ -1,0 +1,110 @@
+import FaceStage
+import FoundationEssentials
+import FrameKit
+import MediaBridge
+import StickerKit
+import Synchronization
+
+/// Where a served stream came from, which decides what ends it and whether it is started again.
+public enum StreamOrigin: Sendable, Equatable {
+    /// Started by a control `start` request.
+    case control
+    /// A publish to nginx-rtmp, announced by its `on_publish` notification.
+    case rtmpPublish(application: String, key: String)
+    /// A configured SRT listener (armed again when its broadcaster leaves).
+    case srtListener(index: Int)
+}
+
+/// One stream of `serve`: its session running on its own thread, the face stage, and the figures
+/// an operator reads.
+final class ServedStream: Sendable {
+    enum State: String, Sendable {
+        case starting, relaying, reconnecting, ended, failed
+    }
+
+    let id: String
+    let input: InputEndpoint
+    let output: OutputEndpoint
+    let origin: StreamOrigin
+    let stage: FaceTrackingStage
+    let session: RelaySession
+    let started = ContinuousClock.now
+
+    private struct Live {
+        var state = State.starting
+        var reason: String?
+        /// Frames out at the last meter reading, for the recent rate.
+        var meterFrames = 0
+        var meterAt = ContinuousClock.now
+        var fps = 0.0
+    }
+
+    private let live = Mutex(Live())
+    private let finished = Atomic<Bool>(false)
+
+    init(id: String, input: InputEndpoint, output: OutputEndpoint, origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
+        self.id = id
+        self.input = input
+        self.output = output
+        self.origin = origin
+        self.stage = stage
+        self.session = session
+    }
+
+    var state: State { live.withLock { $0.state } }
+    var reason: String? { live.withLock { $0.reason } }
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Reads the relay's phase and the recent frame rate; returns the state when it changed.
+    func refresh(now: ContinuousClock.Instant = .now) -> (State, String?)? {
+        let counters = session.counters
+        let status = session.status
+        return live.withLock { live in
+            let seconds = Double((now - live.meterAt).components.attoseconds) / 1e18 + Double((now - live.meterAt).components.seconds)
+            if seconds >= 0.9 {
+                live.fps = Double(counters.framesOut - live.meterFrames) / seconds
+                live.meterFrames = counters.framesOut
+                live.meterAt = now
+            }
+            guard live.state != .ended, live.state != .failed else { return nil }
+            let state: State = switch status.phase {
+            case .starting: .starting
+            case .relaying: .relaying
+            case .reconnecting: .reconnecting
+            }
+            guard state != live.state else { return nil }
+            live.state = state
+            live.reason = state == .reconnecting ? status.lastOutputError : nil
+            return (state, live.reason)
+        }
+    }
+
+    func finish(failure: String?) {
+        live.withLock { live in
+            live.state = failure == nil ? .ended : .failed
+            live.reason = failure
+        }
+        finished.store(true, ordering: .releasing)
+    }
+
+    /// The `streams` entry: the output is masked, as everywhere.
+    func summary() -> JSONValue {
+        let counters = session.counters
+        let (state, reason, fps) = live.withLock { ($0.state, $0.reason, $0.fps) }
+        var entry: [String: JSONValue] = [
+            "stream": .string(id),
+            "input": .string(input.description),
+            "output": .string(output.description),
+            "sticker": .string(stage.lookNow),
+            "state": .string(state.rawValue),
+            "uptime_s": .rounded(RelaySession.seconds(ContinuousClock.now - started), 1),
+            "fps": .rounded(fps, 1),
+            "faces": .number(Double(stage.facesNow)),
+            "frames_in": .number(Double(counters.framesIn)),
+            "frames_out": .number(Double(counters.framesOut)),
+            "frames_dropped": .number(Double(counters.framesDropped)),
+        ]
+        if let reason { entry["reason"] = .string(reason) }
+        return .object(entry)
+    }
+}

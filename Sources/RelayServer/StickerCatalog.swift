@@ -1,0 +1,89 @@
+import Compositor
+import FaceStage
+import MediaBridge
+import StickerKit
+import Synchronization
+
+/// Every sticker package of the stickers folder, loaded once and shared: each stream showing a
+/// sticker draws from the same renderer (its layers are read-only after load).
+public final class StickerCatalog: Sendable {
+    public struct Problem: Sendable, Equatable {
+        public let name: String
+        public let message: String
+    }
+
+    public struct ReloadReport: Sendable {
+        /// Packages now available, sorted.
+        public let loaded: [String]
+        /// Packages that failed to load; a working copy loaded before is kept for each.
+        public let failed: [Problem]
+    }
+
+    public let library: StickerLibrary
+    private let loader: StickerLoader
+    private let renderers = Mutex<[String: StickerRenderer]>([:])
+
+    public init(library: StickerLibrary, loader: StickerLoader) {
+        self.library = library
+        self.loader = loader
+    }
+
+    /// Scans the folder and loads every package. A package that fails to load never replaces a
+    /// working one: streams showing it keep it.
+    @discardableResult
+    public func reload() -> ReloadReport {
+        var loaded: [String: StickerRenderer] = [:]
+        var failed: [Problem] = []
+        for name in library.names {
+            do {
+                loaded[name] = StickerRenderer(package: try loader.load(directory: library.directory + "/" + name))
+            } catch {
+                failed.append(Problem(name: name, message: error.description))
+            }
+        }
+        let names = renderers.withLock { renderers in
+            for (name, renderer) in loaded { renderers[name] = renderer }
+            return renderers.keys.sorted()
+        }
+        return ReloadReport(loaded: names, failed: failed)
+    }
+
+    /// The packages loaded, sorted by name.
+    public var packages: [StickerPackage] {
+        renderers.withLock { $0.values.map(\.package) }.sorted { $0.name < $1.name }
+    }
+
+    /// The look for a sticker name: a package name, `none` or `landmarks`. Names are plain package
+    /// names: a path cannot reach outside the stickers folder.
+    public func look(named name: String) throws(StickerChoiceError) -> FaceLook {
+        switch name {
+        case "none": return .none
+        case "landmarks": return .landmarks
+        default:
+            guard Self.isPlainName(name) else { throw .notAName(name) }
+            guard let renderer = renderers.withLock({ $0[name] }) else {
+                throw .unknown(name, available: ["none", "landmarks"] + renderers.withLock { $0.keys.sorted() })
+            }
+            return .sticker(renderer)
+        }
+    }
+
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && !name.hasPrefix(".")
+            && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0) }
+    }
+}
+
+public enum StickerChoiceError: Error, Sendable, CustomStringConvertible {
+    case notAName(String)
+    case unknown(String, available: [String])
+
+    public var description: String {
+        switch self {
+        case .notAName(let name):
+            "'\(name)' is not a sticker name: use a package name from the stickers folder (letters, digits, - _ .), not a path"
+        case .unknown(let name, let available):
+            "unknown sticker '\(name)'; available: \(available.joined(separator: ", ")) (after adding a package, send reload-stickers)"
+        }
+    }
+}

@@ -1,0 +1,374 @@
+import FaceStage
+import FaceTracking
+import FoundationEssentials
+import Glibc
+import Logging
+import MediaBridge
+import StickerKit
+import Synchronization
+
+/// A request the service refuses, with a stable code for programs and a message for people.
+public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let code: String
+    public let message: String
+
+    public init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// Every stream of `serve`, each relaying on its own thread: started from the control socket, by
+/// nginx-rtmp's notifications or by an SRT listener, and stopped, switched and read from there.
+/// One stream failing, ending or reconnecting touches no other: each has its own pipelines,
+/// threads, tracker and queues; what they share (the landmark model, sticker layers) is read-only.
+public final class StreamRegistry: Sendable {
+    public typealias TrackerFactory = @Sendable (FaceTracker.Settings) throws -> FaceTracker
+
+    public let config: ServeConfig
+    public let catalog: StickerCatalog
+    public let events: EventHub
+    private let library: PipelineLibrary
+    private let makeTracker: TrackerFactory
+    private let logger: Logger
+
+    private struct State {
+        var streams: [String: ServedStream] = [:]
+        var nextNumber = 1
+        /// Stream keys nginx-rtmp reported a play for ("app/key"), so that a publish is let through
+        /// only once its relay is listening.
+        var plays: Set<String> = []
+        /// Ids taken by streams being set up.
+        var reserved: Set<String> = []
+        var shuttingDown = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(config: ServeConfig, catalog: StickerCatalog, events: EventHub, library: PipelineLibrary,
+                makeTracker: @escaping TrackerFactory, logger: Logger) {
+        self.config = config
+        self.catalog = catalog
+        self.events = events
+        self.library = library
+        self.makeTracker = makeTracker
+        self.logger = logger
+    }
+
+    // MARK: starting and stopping
+
+    /// Starts a stream; returns its id. `stream` names it (default: the ingest key, or stream-N).
+    @discardableResult
+    public func start(input inputText: String, output outputText: String, sticker: String?, stream: String?,
+                      origin: StreamOrigin = .control) throws(ControlError) -> String {
+        let input: InputEndpoint, output: OutputEndpoint
+        do {
+            input = try InputEndpoint(parsing: inputText)
+        } catch {
+            throw ControlError("bad-input", error.description)
+        }
+        do {
+            output = try OutputEndpoint(parsing: outputText)
+        } catch {
+            throw ControlError("bad-output", error.description)
+        }
+        if let stream, !StickerCatalog.isPlainName(stream) {
+            throw ControlError("bad-argument", "stream name '\(stream)' must be 1-64 letters, digits, '-', '_' or '.'")
+        }
+        let look: FaceLook
+        do {
+            look = try catalog.look(named: sticker ?? config.defaults.sticker)
+        } catch {
+            throw ControlError(Self.code(of: error), error.description)
+        }
+        let tracker: FaceTracker
+        do {
+            tracker = try makeTracker(config.defaults.tracking)
+        } catch {
+            throw ControlError("vision", "\(error)")
+        }
+        let id = try reserveID(stream, origin: origin)
+        var streamLogger = logger
+        streamLogger[metadataKey: "stream"] = "\(id)"
+        let events = events
+        let stage = FaceTrackingStage(tracker: tracker, look: look) { event in
+            switch event {
+            case .expression(let face, let expression, let started, let seconds):
+                events.publish(.expression, ["event": "expression", "stream": .string(id), "face": .number(Double(face)),
+                                             "expression": .string(expression), "state": started ? "start" : "end",
+                                             "pts": .rounded(seconds)])
+            case .lookChanged(let name, let seconds):
+                events.publish(.sticker, ["event": "sticker", "stream": .string(id), "sticker": .string(name), "pts": .rounded(seconds)])
+            }
+        }
+        let settings = config.defaults.relay
+        let session: RelaySession
+        do {
+            session = try RelaySession(options: .init(input: input, output: output, settings: settings,
+                                                      statsInterval: config.defaults.statsIntervalSeconds, statsJSONPath: nil),
+                                       library: library, stage: stage, logger: streamLogger)
+        } catch {
+            release(id)
+            throw ControlError("start-failed", error.description)
+        }
+        let served = ServedStream(id: id, input: input, output: output, origin: origin, stage: stage, session: session)
+        state.withLock { state in
+            state.reserved.remove(id)
+            state.streams[id] = served
+        }
+        streamLogger.info("stream started", metadata: ["input": "\(input)", "output": "\(output)", "sticker": "\(look.name)"])
+        _ = LoopThread(detached: true) { [self, streamLogger] in
+            var failure: String?
+            do {
+                try session.run()
+            } catch {
+                failure = "\(error)"
+            }
+            ended(served, failure: failure, logger: streamLogger)
+        }
+        return id
+    }
+
+    /// Takes a stream id for a new stream, so that two starts at once cannot both get it.
+    private func reserveID(_ requested: String?, origin: StreamOrigin) throws(ControlError) -> String {
+        let result: Result<String, ControlError> = state.withLock { state in
+            if state.shuttingDown { return .failure(ControlError("shutting-down", "the service is stopping; start the stream again once it is back")) }
+            if let requested {
+                guard state.streams[requested] == nil, !state.reserved.contains(requested) else {
+                    return .failure(ControlError("stream-exists", "a stream named '\(requested)' is running; stop it first or choose another name"))
+                }
+                state.reserved.insert(requested)
+                return .success(requested)
+            }
+            var base: String
+            switch origin {
+            case .rtmpPublish(_, let key): base = Self.plainName(key)
+            case .srtListener(let index): base = "srt-\(index)"
+            case .control:
+                base = "stream-\(state.nextNumber)"
+                state.nextNumber += 1
+            }
+            var candidate = base, suffix = 2
+            while state.streams[candidate] != nil || state.reserved.contains(candidate) {
+                candidate = "\(base)-\(suffix)"
+                suffix += 1
+            }
+            state.reserved.insert(candidate)
+            return .success(candidate)
+        }
+        return try result.get()
+    }
+
+    private func release(_ id: String) {
+        _ = state.withLock { $0.reserved.remove(id) }
+    }
+
+    private func ended(_ stream: ServedStream, failure: String?, logger: Logger) {
+        stream.finish(failure: failure)
+        let restart = state.withLock { state -> Bool in
+            if state.streams[stream.id] === stream { state.streams[stream.id] = nil }
+            if case .rtmpPublish(let app, let key) = stream.origin { state.plays.remove("\(app)/\(key)") }
+            if case .srtListener = stream.origin { return !state.shuttingDown }
+            return false
+        }
+        var event: JSONValue = ["event": "stream", "stream": .string(stream.id), "state": failure == nil ? "ended" : "failed"]
+        if let failure {
+            event = event.adding("reason", .string(failure))
+            logger.error("stream failed: \(failure)")
+        }
+        events.publish(.stream, event)
+        if restart, case .srtListener(let index) = stream.origin {
+            // The broadcaster left: listen again for the next one, after a pause so that a listener
+            // that cannot start does not spin.
+            _ = LoopThread(detached: true) { [self] in
+                usleep(1_000_000)
+                startSRTListener(index)
+            }
+        }
+    }
+
+    /// Asks a stream to end; its output is finalised and it leaves the registry once done.
+    public func stop(_ id: String) throws(ControlError) {
+        guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
+        stream.session.requestStop()
+    }
+
+    /// Switches a stream's sticker from its next frame on.
+    public func setSticker(_ id: String, to name: String) throws(ControlError) {
+        guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
+        do {
+            stream.stage.replaceLook(with: try catalog.look(named: name))
+        } catch {
+            throw ControlError(Self.code(of: error), error.description)
+        }
+    }
+
+    private func unknownStream(_ id: String) -> ControlError {
+        let names = state.withLock { $0.streams.keys.sorted() }
+        return ControlError("unknown-stream", "no stream '\(id)'; running: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+    }
+
+    static func code(of error: StickerChoiceError) -> String {
+        switch error {
+        case .notAName: "bad-sticker-name"
+        case .unknown: "unknown-sticker"
+        }
+    }
+
+    /// A stream key as a stream id: letters, digits and `-_.` kept, anything else replaced.
+    static func plainName(_ key: String) -> String {
+        let kept = String(key.prefix(64).map { $0.isLetter || $0.isNumber || "-_".contains($0) ? $0 : "_" })
+        return kept.isEmpty || kept.hasPrefix(".") ? "stream" : kept
+    }
+
+    // MARK: reading
+
+    public var streamIDs: [String] { state.withLock { $0.streams.keys.sorted() } }
+
+    private var streams: [ServedStream] {
+        state.withLock { Array($0.streams.values) }.sorted { $0.id < $1.id }
+    }
+
+    /// The `streams` reply.
+    public func summaries() -> JSONValue {
+        .array(streams.map { $0.summary() })
+    }
+
+    /// The `stats` reply: the whole-stream figures of one stream or all, and the process's.
+    public func stats(of id: String?) throws(ControlError) -> JSONValue {
+        let chosen: [ServedStream]
+        if let id {
+            guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
+            chosen = [stream]
+        } else {
+            chosen = streams
+        }
+        var entries: [JSONValue] = []
+        for stream in chosen {
+            var figures = (try? Self.jsonValue(of: stream.session.statsSoFar())) ?? [:]
+            figures = figures.adding("stream", .string(stream.id)).adding("state", .string(stream.state.rawValue))
+                .adding("sticker", .string(stream.stage.lookNow))
+            entries.append(figures)
+        }
+        let usage = ProcessUsage.now()
+        let totals = events.totals
+        return ["streams": .array(entries),
+                "process": ["cpu_s": .rounded(usage.cpuSeconds), "rss_mb": .rounded(usage.residentMegabytes, 1),
+                            "peak_rss_mb": .rounded(usage.peakResidentMegabytes, 1), "streams": .number(Double(chosen.count)),
+                            "subscribers": .number(Double(events.subscriberCount)),
+                            "events_published": .number(Double(totals.published)), "events_dropped": .number(Double(totals.dropped))]]
+    }
+
+    static func jsonValue(of stats: StreamStats) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(stats))
+    }
+
+    /// Reads every stream's phase and rate; publishes state changes, and the figures when `withStats`.
+    public func tick(withStats: Bool) {
+        for stream in streams {
+            if let (state, reason) = stream.refresh() {
+                var event: JSONValue = ["event": "stream", "stream": .string(stream.id)]
+                switch state {
+                case .relaying: event = event.adding("state", "started")
+                case .reconnecting: event = event.adding("state", "reconnecting")
+                default: continue
+                }
+                if let reason { event = event.adding("reason", .string(reason)) }
+                events.publish(.stream, event)
+            }
+            if withStats, case .object(var fields) = stream.summary() {
+                fields["event"] = "stats"
+                if let figures = stream.stage.trackingFigures, figures.frames > 0 {
+                    fields["track_ms_per_frame"] = .rounded(Double(figures.cpuNanoseconds) / 1e6 / Double(figures.frames))
+                }
+                events.publish(.stats, .object(fields))
+            }
+        }
+    }
+
+    // MARK: ingest notifications and listeners
+
+    /// nginx-rtmp's `on_publish`: starts the stream of a routed key and waits (bounded) until its
+    /// relay is listening, so that the broadcaster's first keyframe reaches it. Nil: refused.
+    public func publishStarted(application: String, key: String) async -> String? {
+        guard let route = config.route(application: application, key: key) else {
+            logger.warning("publish refused: no route for this key", metadata: ["application": "\(application)"])
+            return nil
+        }
+        let input = "\(config.rtmpIngest)/\(application)/\(key)"
+        let started = await offload { [self] in
+            Result { () throws(ControlError) in
+                try start(input: input, output: route.upstream, sticker: route.sticker, stream: nil,
+                          origin: .rtmpPublish(application: application, key: key))
+            }
+        }
+        let id: String
+        switch started {
+        case .success(let started):
+            id = started
+        case .failure(let error):
+            logger.error("publish refused: the stream cannot start: \(error.message)", metadata: ["application": "\(application)"])
+            return nil
+        }
+        let played = "\(application)/\(key)"
+        for _ in 0..<150 {
+            if state.withLock({ $0.plays.contains(played) }) { break }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return id
+    }
+
+    /// nginx-rtmp's `on_play`: notes that a relay (or anyone) plays this key.
+    public func playStarted(application: String, key: String) {
+        _ = state.withLock { $0.plays.insert("\(application)/\(key)") }
+    }
+
+    /// nginx-rtmp's `on_publish_done`: ends the stream of that publish.
+    public func publishEnded(application: String, key: String) {
+        let origin = StreamOrigin.rtmpPublish(application: application, key: key)
+        let matching = state.withLock { state in state.streams.values.filter { $0.origin == origin } }
+        for stream in matching { stream.session.requestStop() }
+    }
+
+    /// Arms every configured SRT listener.
+    public func startSRTListeners() {
+        for index in config.srtListeners.indices { startSRTListener(index) }
+    }
+
+    private func startSRTListener(_ index: Int) {
+        let listener = config.srtListeners[index]
+        do {
+            try start(input: listener.listen, output: listener.upstream, sticker: listener.sticker, stream: listener.stream,
+                      origin: .srtListener(index: index))
+        } catch {
+            logger.error("SRT listener \(listener.stream) cannot start: \(error.message)")
+        }
+    }
+
+    // MARK: shutdown
+
+    /// Ends every stream cleanly (end-of-stream to each output) and waits, bounded, until all are done.
+    public func stopAll(timeout: Duration = .seconds(15)) async {
+        let all = state.withLock { state in
+            state.shuttingDown = true
+            return Array(state.streams.values)
+        }
+        for stream in all { stream.session.requestStop() }
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, !all.allSatisfy(\.isFinished) {
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { break }
+        }
+        events.finishAll()
+    }
+}
+
+extension JSONValue {
+    /// The object with one more field.
+    func adding(_ key: String, _ value: JSONValue) -> JSONValue {
+        guard case .object(var fields) = self else { return self }
+        fields[key] = value
+        return .object(fields)
+    }
+}
