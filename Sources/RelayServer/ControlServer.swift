@@ -79,8 +79,11 @@ public struct ControlServer: Sendable {
                     case .reply(let reply):
                         try await outbound.write(ByteBuffer(string: ControlProtocol.line(reply)))
                     case .subscribe(let reply, let classes):
+                        // Subscribed before the reply goes out: every event after the reply reaches it.
+                        let subscription = events.subscribe(to: classes)
+                        defer { events.unsubscribe(subscription.id) }
                         try await outbound.write(ByteBuffer(string: ControlProtocol.line(reply)))
-                        try await streamEvents(classes, to: outbound, closedWhen: &lines)
+                        try await streamEvents(subscription, to: outbound, closedWhen: &lines)
                         return
                     }
                 }
@@ -91,10 +94,8 @@ public struct ControlServer: Sendable {
     }
 
     /// Writes events to a subscriber until it closes its end (anything it sends meanwhile is ignored).
-    private func streamEvents(_ classes: Set<EventClass>, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+    private func streamEvents(_ subscription: EventHub.Subscription, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
                               closedWhen lines: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator) async throws {
-        let subscription = events.subscribe(to: classes)
-        defer { events.unsubscribe(subscription.id) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in subscription.events {

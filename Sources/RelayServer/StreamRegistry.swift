@@ -128,6 +128,17 @@ public final class StreamRegistry: Sendable {
             }
             ended(served, failure: failure, logger: streamLogger)
         }
+        if origin == .control {
+            // A control client is told at once when its input cannot be read (refused, missing,
+            // not media) rather than getting a stream id for a stream already gone.
+            let deadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < deadline, !served.isFinished, served.refresh() == nil, served.state == .starting {
+                usleep(20_000)
+            }
+            if served.isFinished, served.state == .failed {
+                throw ControlError("start-failed", served.reason ?? "the stream failed at once")
+            }
+        }
         return id
     }
 

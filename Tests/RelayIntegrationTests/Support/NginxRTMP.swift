@@ -7,7 +7,34 @@ final class NginxRTMP {
     private let child: ChildProcess
 
     /// A server on `port` (a free one when nil): a stopped server can be brought back on its port.
-    init(port fixedPort: Int? = nil) throws {
+    convenience init(port fixedPort: Int? = nil) throws {
+        try self.init(port: fixedPort) { port in
+            """
+            rtmp {
+                server {
+                    listen 127.0.0.1:\(port);
+                    chunk_size 4096;
+                    application live { live on; record off; }
+                }
+            }
+            """
+        }
+    }
+
+    /// FaceRelay's shipped ingest configuration (deploy/nginx-facerelay.conf), with its ports
+    /// moved to a free one and to `facerelayHTTP`, and its files kept in its own folder.
+    static func facerelayIngest(facerelayHTTP: Int) throws -> NginxRTMP {
+        let shipped = try String(contentsOfFile: Package.root.appendingPathComponent("deploy/nginx-facerelay.conf").path, encoding: .utf8)
+        return try NginxRTMP(port: nil) { port in
+            shipped.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("load_module") && !$0.hasPrefix("worker_processes") && !$0.hasPrefix("events") }
+                .joined(separator: "\n")
+                .replacingOccurrences(of: "listen 1935;", with: "listen 127.0.0.1:\(port);")
+                .replacingOccurrences(of: "127.0.0.1:8190", with: "127.0.0.1:\(facerelayHTTP)")
+        }
+    }
+
+    private init(port fixedPort: Int?, rtmpBlock: (Int) -> String) throws {
         directory = try Package.temporaryDirectory("nginx")
         port = fixedPort ?? freePort()
         let config = """
@@ -17,13 +44,7 @@ final class NginxRTMP {
         pid \(directory)/nginx.pid;
         error_log \(directory)/error.log info;
         events { worker_connections 256; }
-        rtmp {
-            server {
-                listen 127.0.0.1:\(port);
-                chunk_size 4096;
-                application live { live on; record off; }
-            }
-        }
+        \(rtmpBlock(port))
         """
         try config.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
         child = try ChildProcess("/usr/sbin/nginx", ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"],
