@@ -338,7 +338,7 @@ fv_pose_solver *fv_pose_solver_create(char **error) {
 void fv_pose_solver_destroy(fv_pose_solver *solver) { delete solver; }
 
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
-                  int frame_height, const fv_pose *previous, fv_pose *pose) {
+                  int frame_height, const fv_pose *previous, fv_pose *pose, char **error) {
     try {
         for (size_t i = 0; i < solver->model.size(); ++i) {
             const fv_point &p = landmarks[kPoseLandmarks[i]];
@@ -357,7 +357,7 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         }
         if (!cv::solvePnP(solver->model, solver->image, camera, solver->distortion, solver->rotationVector,
                           solver->translation, guess, cv::SOLVEPNP_ITERATIVE)) {
-            return -1;
+            return 1;
         }
         cv::Rodrigues(solver->rotationVector, solver->rotation);
         const cv::Mat &r = solver->rotation;
@@ -368,16 +368,24 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         pose->pitch = std::atan2(r.at<double>(2, 1), r.at<double>(2, 2)) * kDegrees;
         pose->roll = std::atan2(r.at<double>(1, 0), r.at<double>(0, 0)) * kDegrees;
         return 0;
-    } catch (const std::exception &) {
+    } catch (const std::exception &e) {
+        report(error, std::string("head pose failed: ") + e.what());
         return -1;
     }
 }
 
-void fv_downscale(const uint8_t *source, int width, int height, int stride,
-                  uint8_t *destination, int destination_width, int destination_height) {
-    cv::Mat from(height, width, CV_8UC1, const_cast<uint8_t *>(source), static_cast<size_t>(stride));
-    cv::Mat to(destination_height, destination_width, CV_8UC1, destination);
-    cv::resize(from, to, to.size(), 0, 0, cv::INTER_AREA);
+int fv_downscale(const uint8_t *source, int width, int height, int stride,
+                 uint8_t *destination, int destination_width, int destination_height, char **error) {
+    // OpenCV reports bad sizes with exceptions, which must not cross into C.
+    try {
+        cv::Mat from(height, width, CV_8UC1, const_cast<uint8_t *>(source), static_cast<size_t>(stride));
+        cv::Mat to(destination_height, destination_width, CV_8UC1, destination);
+        cv::resize(from, to, to.size(), 0, 0, cv::INTER_AREA);
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("downscale for detection failed: ") + e.what());
+        return -1;
+    }
 }
 
 int fv_optimised_for_avx2(void) {

@@ -120,6 +120,18 @@ import Testing
         #expect(visibleIDs(tracker) == [1])
     }
 
+    @Test func aFailedHeadPoseIsCountedAndKeepsTheFace() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: FailingPose())
+        for frame in 0..<5 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [1])
+        #expect(tracker.faces.first?.pose == nil)
+        #expect(tracker.visionErrors == 5 && tracker.lastVisionError == "head pose failed: bad matrix")
+    }
+
     @Test func tinyAndBlankFramesAreHarmless() {
         let scene = Scene()
         let tracker = tracker(scene)
@@ -142,5 +154,11 @@ import Testing
         }
         #expect(events.map(\.expression) == ["mouthOpen"])
         #expect(events.first?.faceID == 1 && events.first.map { abs($0.seconds - 10.0 / 30) < 1e-9 } == true)
+    }
+}
+
+private final class FailingPose: PoseSolver {
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) throws(SceneFailure) -> HeadPose? {
+        throw SceneFailure("head pose failed: bad matrix")
     }
 }
