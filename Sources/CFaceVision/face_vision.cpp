@@ -136,6 +136,17 @@ std::vector<fv_level> readCascade(std::istream &in, long values) {
     return levels;
 }
 
+// The transform from the shape's normalised space to the image that
+// dlib::impl::unnormalizing_tform(rect) gives, (0,0) to the top left corner and (1,1) to the bottom
+// right, computed directly: dlib fits it by least squares through vectors and matrices it allocates
+// on every call.
+dlib::point_transform_affine unnormalizing(const dlib::rectangle &rect) {
+    dlib::matrix<double, 2, 2> scale;
+    scale = rect.right() - rect.left(), 0,
+            0, rect.bottom() - rect.top();
+    return dlib::point_transform_affine(scale, dlib::vector<double, 2>(rect.left(), rect.top()));
+}
+
 // The 2x2 scale-rotation (row-major) that best maps `from` onto `to` (least squares, both
 // centred): what dlib::impl::find_tform_between_shapes computes, without its temporary vectors.
 void similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float, 0, 1> &to, float (&result)[4]) {
@@ -275,7 +286,7 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
         const fv_landmark_model &model = *fitter->model;
         dlib::rectangle rect(std::lround(box.x), std::lround(box.y),
                              std::lround(box.x + box.width) - 1, std::lround(box.y + box.height) - 1);
-        const dlib::point_transform_affine toImage = dlib::impl::unnormalizing_tform(rect);
+        const dlib::point_transform_affine toImage = unnormalizing(rect);
         const dlib::rectangle area(0, 0, width - 1, height - 1);
         dlib::matrix<float, 0, 1> &shape = fitter->shape;
         shape = model.initialShape;

@@ -6,9 +6,10 @@ import FrameKit
 /// the Y plane on its own thread, so no frame waits for it; it finds new faces, confirms the known
 /// ones, and drops those it keeps missing.
 ///
-/// Call `process` from one thread, one frame at a time. After the first frames at a given size it
-/// allocates nothing (dlib and OpenCV keep their own scratch memory inside the C++ shim), except for
-/// the message of a vision failure.
+/// Call `process` from one thread, one frame at a time. After the first frames at a given size the
+/// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
+/// except for the message of a vision failure. OpenCV's solvePnP, inside the pose solver, allocates
+/// its own temporaries: about 200 small blocks per face and frame (facerelay-bench landmark-memory).
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.

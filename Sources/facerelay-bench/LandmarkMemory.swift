@@ -75,7 +75,7 @@ struct LandmarkMemory: ParsableCommand {
         let second = try LandmarkModel(path: landmarkModel)
         report("a second model (each stream, unshared)")
         withExtendedLifetime((landmarkers, tracker, second)) {}
-        print("allocations per fit after the first: \(formatted(fitAllocations, decimals: 2)); per tracked frame without detection: \(formatted(trackAllocations, decimals: 2)); vision errors: \(tracker.visionErrors)")
+        print("allocations per fit after the first: \(formatted(fitAllocations, decimals: 2)); per tracked frame on the frame thread (fit, pose, expressions): \(formatted(trackAllocations, decimals: 2)); vision errors: \(tracker.visionErrors)")
     }
 }
 
