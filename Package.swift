@@ -98,7 +98,8 @@ let package = Package(
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
         // Synthetic faces and a fake vision back end for tests of the tracker and of stickers.
         .target(name: "FaceTestSupport", dependencies: ["FaceTracking", "FrameKit"], path: "Tests/FaceTestSupport"),
-        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FrameKit"]),
+        // FaceVision and MediaBridge for the real model on a real photo, beside the fakes.
+        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "FaceStage", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor", .product(name: "Logging", package: "swift-log")]),

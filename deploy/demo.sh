@@ -4,47 +4,115 @@
 # second stream key as a platform would receive it, with a sticker on the face, records that, and
 # prints where it is.
 #   deploy/demo.sh [STICKER]        (default: sunglasses; see facerelay stickers list)
+# Every step is bounded in time, so the demo ends by itself, with an error if a step got stuck.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sticker=${1:-sunglasses}
 out=$root/demo-output
 mkdir -p "$out"
-"$root/deploy/install-deps.sh"
+
+# Runs a step for at most SECONDS, then SIGTERM, then SIGKILL 10 s later.
+bounded() { # SECONDS COMMAND...
+  local seconds=$1; shift
+  timeout --kill-after=10 "$seconds" "$@"
+}
+# Waits, at most SECONDS, for PATTERN to appear in FILE; false if it does not.
+await_line() { # SECONDS FILE PATTERN
+  local tries=$(( $1 * 10 ))
+  for _ in $(seq "$tries"); do
+    grep -q -- "$3" "$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+bounded 1800 "$root/deploy/install-deps.sh"
 echo "== building (release)"
-(cd "$root" && swift build -c release 2>&1 | tail -1)
+(cd "$root" && bounded 3600 swift build -c release 2>&1 | tail -1)
 echo "== making the sample face stream (real photo, known motion)"
-"$root/Tests/Fixtures/make-fixtures.sh" "$root/.build/test-fixtures" > /dev/null
+bounded 900 "$root/Tests/Fixtures/make-fixtures.sh" "$root/.build/test-fixtures" > /dev/null
 input=$root/.build/test-fixtures/face_720p_close.mp4
+# GStreamer scans every plugin the first time it runs with a registry it has not built yet (a
+# fresh machine, or GST_REGISTRY pointing somewhere new), which delays the relay by seconds. Scan
+# now, before anything is timed; the relay then starts in a fraction of a second.
+echo "== preparing the GStreamer plugin registry"
+bounded 300 gst-inspect-1.0 > /dev/null
 
 work=$(mktemp -d)
 chmod 777 "$work"
 port=$(( 20000 + RANDOM % 20000 ))
-nginx_pid=$("$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
-trap 'kill -QUIT $nginx_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+nginx_pid=$(bounded 60 "$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
+relay="" recorder=""
+cleanup() {
+  for pid in $relay $recorder; do kill "$pid" 2>/dev/null || true; done
+  kill -QUIT "$nginx_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 ingest=rtmp://127.0.0.1:$port/live/broadcaster
 platform=rtmp://127.0.0.1:$port/live/platform
+log=$work/nginx/error.log
 echo "== nginx-rtmp on 127.0.0.1:$port; relaying $ingest -> $platform (sticker: $sticker)"
 
 rm -f "$out/relayed.flv"
-seconds=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$input")
-ffmpeg -nostdin -v error -i "$platform" -t "$(echo "$seconds - 0.3" | bc)" -c copy -y "$out/relayed.flv" &
-recorder=$!
-"$root/.build/release/facerelay" run --input "$ingest" --output "$platform" --sticker "$sticker" \
-  --stats-interval 4 --stats-json "$out/stats.json" &
+seconds=$(bounded 30 ffprobe -v error -show_entries format=duration -of csv=p=0 "$input")
+whole=${seconds%.*}
+# The relay pulls the broadcaster's key and publishes to the platform's key; SIGTERM (from the
+# bound) makes it finish its output cleanly. Background steps are bounded by timeout directly, so
+# that the pid is timeout's, which passes a signal on to its command.
+timeout --kill-after=10 $(( whole + 60 )) "$root/.build/release/facerelay" run --input "$ingest" --output "$platform" \
+  --sticker "$sticker" --stats-interval 4 --stats-json "$out/stats.json" &
 relay=$!
-sleep 1
-ffmpeg -nostdin -v error -re -i "$input" -c copy -f flv "$ingest"
-wait $relay
-# The recorder stops by itself after the stream's duration; the platform key stays open, so a
-# recorder still waiting after that is stopped.
-for _ in $(seq 50); do kill -0 $recorder 2>/dev/null || break; sleep 0.1; done
-kill -INT $recorder 2>/dev/null || true
-wait $recorder || true
-ffmpeg -nostdin -v error -y -ss 3 -i "$input" -frames:v 1 "$out/before.png"
-ffmpeg -nostdin -v error -y -ss 3 -i "$out/relayed.flv" -frames:v 1 "$out/after.png"
+# nginx-rtmp gives a player that joins a running stream only what follows the next keyframe, so the
+# broadcast starts only once the relay and the recorder are both playing, waiting for it.
+if ! await_line 30 "$log" "play: name='broadcaster'"; then
+  echo "facerelay did not start pulling $ingest within 30 s; nginx-rtmp's log:" >&2
+  cat "$log" >&2
+  exit 1
+fi
+# The recorder takes everything the relay sends and stops by itself when reads time out (-rw_timeout,
+# 10 s in microseconds; ffmpeg ends about 20 s after the relay leaves): the platform key stays open
+# after that, so without it the recorder would wait for ever. The same limit covers the wait for the
+# relay's first frames, a few seconds after the broadcast starts.
+# Its messages go to a log shown only when something went wrong: the read that times out at the end
+# is reported as an input/output error.
+timeout --kill-after=10 $(( whole + 90 )) ffmpeg -nostdin -v error -rw_timeout 10000000 -i "$platform" -c copy -y "$out/relayed.flv" \
+  2> "$work/recorder.log" &
+recorder=$!
+if ! await_line 30 "$log" "play: name='platform'"; then
+  echo "the recorder did not start playing $platform within 30 s; nginx-rtmp's log:" >&2
+  cat "$log" >&2
+  exit 1
+fi
+broadcast_started=$SECONDS
+bounded $(( whole + 30 )) ffmpeg -nostdin -v error -re -i "$input" -c copy -f flv "$ingest"
+broadcast_ended=$SECONDS
+relay_status=0
+wait "$relay" || relay_status=$?
+relay=""
+relay_ended=$SECONDS
+# Not signalled: an ffmpeg reading from RTMP has been seen to ignore SIGINT and SIGTERM here, while
+# -rw_timeout ends it every time.
+recorder_status=0
+wait "$recorder" || recorder_status=$?
+recorder=""
+echo "== broadcast took $(( broadcast_ended - broadcast_started )) s; the relay ended $(( relay_ended - broadcast_ended )) s after it, the recorder $(( SECONDS - relay_ended )) s after the relay"
+if [ "$relay_status" -ne 0 ]; then
+  echo "facerelay ended with status $relay_status (124: stopped after $(( whole + 60 )) s)" >&2
+  exit 1
+fi
+# ffmpeg ends with status 1 for the read that timed out: the recording is judged by its content.
+if [ "$recorder_status" -eq 124 ] || [ "$recorder_status" -eq 137 ] || [ ! -s "$out/relayed.flv" ]; then
+  echo "the recorder was stopped after $(( whole + 90 )) s or recorded nothing (status $recorder_status):" >&2
+  cat "$work/recorder.log" >&2
+  exit 1
+fi
+bounded 60 ffmpeg -nostdin -v error -y -ss 3 -i "$input" -frames:v 1 "$out/before.png"
+bounded 60 ffmpeg -nostdin -v error -y -ss 3 -i "$out/relayed.flv" -frames:v 1 "$out/after.png"
+recorded=$(bounded 30 ffprobe -v error -show_entries format=duration -of csv=p=0 "$out/relayed.flv")
 echo
-echo "== done"
-echo "relayed stream:  $out/relayed.flv   (play it: ffplay $out/relayed.flv)"
+echo "== done in $SECONDS s"
+echo "relayed stream:  $out/relayed.flv   ($recorded s of the ${seconds} s broadcast; play it: ffplay $out/relayed.flv)"
 echo "stills:          $out/before.png  $out/after.png"
 echo "stream figures:  $out/stats.json"
-ffprobe -v error -show_entries stream=codec_name,width,height,r_frame_rate -of compact "$out/relayed.flv"
+bounded 30 ffprobe -v error -show_entries stream=codec_name,width,height,r_frame_rate -of compact "$out/relayed.flv"

@@ -136,6 +136,17 @@ std::vector<fv_level> readCascade(std::istream &in, long values) {
     return levels;
 }
 
+// The transform from the shape's normalised space to the image that
+// dlib::impl::unnormalizing_tform(rect) gives, (0,0) to the top left corner and (1,1) to the bottom
+// right, computed directly: dlib fits it by least squares through vectors and matrices it allocates
+// on every call.
+dlib::point_transform_affine unnormalizing(const dlib::rectangle &rect) {
+    dlib::matrix<double, 2, 2> scale;
+    scale = rect.right() - rect.left(), 0,
+            0, rect.bottom() - rect.top();
+    return dlib::point_transform_affine(scale, dlib::vector<double, 2>(rect.left(), rect.top()));
+}
+
 // The 2x2 scale-rotation (row-major) that best maps `from` onto `to` (least squares, both
 // centred): what dlib::impl::find_tform_between_shapes computes, without its temporary vectors.
 void similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float, 0, 1> &to, float (&result)[4]) {
@@ -275,7 +286,7 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
         const fv_landmark_model &model = *fitter->model;
         dlib::rectangle rect(std::lround(box.x), std::lround(box.y),
                              std::lround(box.x + box.width) - 1, std::lround(box.y + box.height) - 1);
-        const dlib::point_transform_affine toImage = dlib::impl::unnormalizing_tform(rect);
+        const dlib::point_transform_affine toImage = unnormalizing(rect);
         const dlib::rectangle area(0, 0, width - 1, height - 1);
         dlib::matrix<float, 0, 1> &shape = fitter->shape;
         shape = model.initialShape;
@@ -338,7 +349,7 @@ fv_pose_solver *fv_pose_solver_create(char **error) {
 void fv_pose_solver_destroy(fv_pose_solver *solver) { delete solver; }
 
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
-                  int frame_height, const fv_pose *previous, fv_pose *pose) {
+                  int frame_height, const fv_pose *previous, fv_pose *pose, char **error) {
     try {
         for (size_t i = 0; i < solver->model.size(); ++i) {
             const fv_point &p = landmarks[kPoseLandmarks[i]];
@@ -357,7 +368,7 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         }
         if (!cv::solvePnP(solver->model, solver->image, camera, solver->distortion, solver->rotationVector,
                           solver->translation, guess, cv::SOLVEPNP_ITERATIVE)) {
-            return -1;
+            return 1;
         }
         cv::Rodrigues(solver->rotationVector, solver->rotation);
         const cv::Mat &r = solver->rotation;
@@ -368,16 +379,24 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         pose->pitch = std::atan2(r.at<double>(2, 1), r.at<double>(2, 2)) * kDegrees;
         pose->roll = std::atan2(r.at<double>(1, 0), r.at<double>(0, 0)) * kDegrees;
         return 0;
-    } catch (const std::exception &) {
+    } catch (const std::exception &e) {
+        report(error, std::string("head pose failed: ") + e.what());
         return -1;
     }
 }
 
-void fv_downscale(const uint8_t *source, int width, int height, int stride,
-                  uint8_t *destination, int destination_width, int destination_height) {
-    cv::Mat from(height, width, CV_8UC1, const_cast<uint8_t *>(source), static_cast<size_t>(stride));
-    cv::Mat to(destination_height, destination_width, CV_8UC1, destination);
-    cv::resize(from, to, to.size(), 0, 0, cv::INTER_AREA);
+int fv_downscale(const uint8_t *source, int width, int height, int stride,
+                 uint8_t *destination, int destination_width, int destination_height, char **error) {
+    // OpenCV reports bad sizes with exceptions, which must not cross into C.
+    try {
+        cv::Mat from(height, width, CV_8UC1, const_cast<uint8_t *>(source), static_cast<size_t>(stride));
+        cv::Mat to(destination_height, destination_width, CV_8UC1, destination);
+        cv::resize(from, to, to.size(), 0, 0, cv::INTER_AREA);
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("downscale for detection failed: ") + e.what());
+        return -1;
+    }
 }
 
 int fv_optimised_for_avx2(void) {

@@ -6,9 +6,10 @@ import FrameKit
 /// the Y plane on its own thread, so no frame waits for it; it finds new faces, confirms the known
 /// ones, and drops those it keeps missing.
 ///
-/// Call `process` from one thread, one frame at a time. After the first frames at a given size it
-/// allocates nothing (dlib and OpenCV keep their own scratch memory inside the C++ shim), except for
-/// the message of a vision failure.
+/// Call `process` from one thread, one frame at a time. After the first frames at a given size the
+/// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
+/// except for the message of a vision failure. OpenCV's solvePnP, inside the pose solver, allocates
+/// its own temporaries: about 200 small blocks per face and frame (facerelay-bench landmark-memory).
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.
@@ -34,8 +35,9 @@ public final class FaceTracker {
     public private(set) var faces: ContiguousArray<TrackedFace> = []
     /// Called on the frame thread when an expression starts on a face.
     public var onExpression: ((ExpressionEvent) -> Void)?
-    /// Fits and detections the vision back end failed (threw) since the start. A failed fit counts
-    /// as a lost fit for its face; a failed detection neither finds nor misses any face.
+    /// Fits, detections and head poses the vision back end failed (threw) since the start. A failed
+    /// fit counts as a lost fit for its face; a failed detection neither finds nor misses any face;
+    /// a failed pose leaves the face without one for that frame.
     public private(set) var visionErrors = 0
     /// What the latest of those failures said.
     public private(set) var lastVisionError: String?
@@ -88,10 +90,10 @@ public final class FaceTracker {
         if canDetect {
             // The first frame waits for its detection once, so a single image is tracked at all.
             if settings.synchronousDetection || frameIndex == 0 {
-                if detectionDue { prepareDetection(grey); take(worker.detectNow(frame: frameIndex), grey) }
+                if detectionDue && prepareDetection(grey) { take(worker.detectNow(frame: frameIndex), grey) }
             } else {
                 if let outcome = worker.takeResult() { take(outcome, grey) }
-                if detectionDue && worker.currentPhase == .idle { prepareDetection(grey); worker.submit(frame: frameIndex) }
+                if detectionDue && worker.currentPhase == .idle && prepareDetection(grey) { worker.submit(frame: frameIndex) }
             }
         }
         var index = 0
@@ -121,17 +123,25 @@ public final class FaceTracker {
         return false
     }
 
-    private func prepareDetection(_ grey: Plane) {
+    /// Fills the worker's image for a detection; false when the downscale failed (counted), which
+    /// skips this detection until the next one is due.
+    private func prepareDetection(_ grey: Plane) -> Bool {
         lastDetectionFrame = frameIndex
         // Shrink so that the smallest wanted face becomes 80 pixels, but keep at least 80x80.
         let shrink = min(Float(max(80, settings.minimumFaceSize)) / 80, Float(min(grey.width, grey.height)) / 80)
         let factor = max(1, shrink)
         worker.prepare(width: Int(Float(grey.width) / factor), height: Int(Float(grey.height) / factor))
-        detector.downscale(grey, into: worker.image)
+        do {
+            try detector.downscale(grey, into: worker.image)
+        } catch {
+            recordVisionError(error)
+            return false
+        }
         snapshot.removeAll(keepingCapacity: true)
         for face in faces where !face.isHeld {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
+        return true
     }
 
     private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {
@@ -147,6 +157,17 @@ public final class FaceTracker {
     private func fitLandmarks(_ grey: Plane, in box: FaceBox) -> Landmarks? {
         do {
             return try landmarker.fit(grey, in: box)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    /// The head pose, or nil when there is none; a failure is counted and leaves the face without
+    /// a pose for this frame, as when solvePnP finds none.
+    private func solvePose(_ landmarks: Landmarks, in grey: Plane, previous: HeadPose?) -> HeadPose? {
+        do {
+            return try poseSolver.solve(landmarks, frameWidth: grey.width, frameHeight: grey.height, previous: previous)
         } catch {
             recordVisionError(error)
             return nil
@@ -223,7 +244,7 @@ public final class FaceTracker {
         face.atEdge = box.x < 0 || box.y < 0 || box.x + box.width > Float(grey.width) || box.y + box.height > Float(grey.height)
         face.rawLandmarks = raw
         face.landmarks = face.filter.filter(raw, at: seconds)
-        face.pose = poseSolver.solve(face.landmarks, frameWidth: grey.width, frameHeight: grey.height, previous: face.pose)
+        face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
         let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)
         let id = face.id

@@ -40,12 +40,13 @@ public protocol FaceDetector: AnyObject, Sendable {
     /// Writes up to `into.count` boxes, most confident first, and returns how many.
     func detect(_ grey: FrameKit.Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int
     /// Shrinks a grey plane into a smaller one for detection (called on the frame thread).
-    func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane)
+    func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane) throws
 }
 
 public protocol PoseSolver: AnyObject {
-    /// The pose for landmarks in a frame of the given size, seeded by the previous pose of the face.
-    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose?
+    /// The pose for landmarks in a frame of the given size, seeded by the previous pose of the face;
+    /// nil when there is none.
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) throws -> HeadPose?
 }
 
 import FrameKit

@@ -3,7 +3,7 @@ import FaceTracking
 import FrameKit
 
 /// A failure the vision shim reported: a back end that cannot start (naming what is wrong and what
-/// to do) or a detection or fit that failed.
+/// to do) or a detection, fit, head pose or downscale that failed.
 public struct VisionError: Error, CustomStringConvertible {
     public let description: String
 }
@@ -99,9 +99,12 @@ public final class DlibFaceDetector: FaceDetector, @unchecked Sendable {
         return Int(found)
     }
 
-    public func downscale(_ grey: Plane, into smaller: Plane) {
-        fv_downscale(grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
-                     smaller.base, Int32(smaller.width), Int32(smaller.height))
+    public func downscale(_ grey: Plane, into smaller: Plane) throws(VisionError) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard fv_downscale(grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
+                           smaller.base, Int32(smaller.width), Int32(smaller.height), &error) == 0 else {
+            throw visionError(error, "downscale for detection failed")
+        }
     }
 }
 
@@ -121,7 +124,7 @@ public final class PnPPoseSolver: PoseSolver {
         points.deallocate()
     }
 
-    public func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? {
+    public func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) throws(VisionError) -> HeadPose? {
         for i in 0..<68 { points[i] = fv_point(x: landmarks[i].x, y: landmarks[i].y) }
         var seed = fv_pose()
         if let previous {
@@ -132,9 +135,11 @@ public final class PnPPoseSolver: PoseSolver {
             seed.translation = (previous.translation[0], previous.translation[1], previous.translation[2])
         }
         var pose = fv_pose()
+        var error: UnsafeMutablePointer<CChar>?
         let status = withUnsafePointer(to: &seed) { seedPointer in
-            fv_solve_pose(handle, points, Int32(frameWidth), Int32(frameHeight), previous == nil ? nil : seedPointer, &pose)
+            fv_solve_pose(handle, points, Int32(frameWidth), Int32(frameHeight), previous == nil ? nil : seedPointer, &pose, &error)
         }
+        guard status >= 0 else { throw visionError(error, "head pose failed") }
         guard status == 0 else { return nil }
         var rotation = InlineArray<9, Double>(repeating: 0)
         withUnsafeBytes(of: pose.rotation) { raw in

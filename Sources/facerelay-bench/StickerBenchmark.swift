@@ -8,13 +8,22 @@ import Glibc
 import MediaBridge
 import StickerKit
 
+@main
+struct Benchmarks: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "facerelay-bench",
+        abstract: "FaceRelay benchmarks.",
+        subcommands: [StickerBenchmark.self, LandmarkMemory.self],
+        defaultSubcommand: StickerBenchmark.self
+    )
+}
+
 /// Compositing cost and heap allocations per frame, each case side by side with the cost of the
 /// frame copy the draw path makes anyway. Cases run in interleaved rounds so that load from
 /// elsewhere on the machine hits them all alike; the figures are medians over rounds.
-@main
 struct StickerBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "facerelay-bench",
+        commandName: "stickers",
         abstract: "Sticker compositing benchmark: ms of CPU and heap allocations per frame."
     )
 

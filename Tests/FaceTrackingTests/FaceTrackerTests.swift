@@ -120,6 +120,18 @@ import Testing
         #expect(visibleIDs(tracker) == [1])
     }
 
+    @Test func aFailedHeadPoseIsCountedAndKeepsTheFace() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: FailingPose())
+        for frame in 0..<5 { step(tracker, frame) }
+        #expect(visibleIDs(tracker) == [1])
+        #expect(tracker.faces.first?.pose == nil)
+        #expect(tracker.visionErrors == 5 && tracker.lastVisionError == "head pose failed: bad matrix")
+    }
+
     @Test func tinyAndBlankFramesAreHarmless() {
         let scene = Scene()
         let tracker = tracker(scene)
@@ -144,5 +156,11 @@ import Testing
         #expect(events.map(\.started) == [true, false], "a start, then an end")
         #expect(events.first?.faceID == 1 && events.first.map { abs($0.seconds - 10.0 / 30) < 1e-9 } == true)
         #expect(events.last.map { abs($0.seconds - 20.0 / 30) < 1e-9 } == true, "the end on the first closed frame")
+    }
+}
+
+private final class FailingPose: PoseSolver {
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) throws(SceneFailure) -> HeadPose? {
+        throw SceneFailure("head pose failed: bad matrix")
     }
 }

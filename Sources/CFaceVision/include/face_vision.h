@@ -43,7 +43,7 @@ void fv_detector_destroy(fv_detector *detector);
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
               double minimum_score, fv_box *boxes, int capacity, char **error);
 
-/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order).
+/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 33 MB.
 /// Never written after this call returns: one model serves every fitter of the process.
 fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error);
 /// Call only once every fitter made from the model is destroyed.
@@ -62,13 +62,15 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
 /// (focal length = frame width, principal point at the centre). Keeps its scratch matrices.
 fv_pose_solver *fv_pose_solver_create(char **error);
 void fv_pose_solver_destroy(fv_pose_solver *solver);
-/// `previous` (may be NULL) seeds the solver for continuity between frames; 0 on success.
+/// `previous` (may be NULL) seeds the solver for continuity between frames. 0 when `pose` is
+/// written, 1 when solvePnP finds no pose (not an error), -1 on error.
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
-                  int frame_height, const fv_pose *previous, fv_pose *pose);
+                  int frame_height, const fv_pose *previous, fv_pose *pose, char **error);
 
-/// Area-averaged downscale of a grey plane into `destination` (for detection on a smaller image).
-void fv_downscale(const uint8_t *source, int width, int height, int stride,
-                  uint8_t *destination, int destination_width, int destination_height);
+/// Area-averaged downscale of a grey plane into `destination` (for detection on a smaller image);
+/// 0 on success, -1 on error.
+int fv_downscale(const uint8_t *source, int width, int height, int stride,
+                 uint8_t *destination, int destination_width, int destination_height, char **error);
 
 /// 1 when this build uses AVX2/FMA code paths, 0 for the portable build.
 int fv_optimised_for_avx2(void);
