@@ -174,7 +174,7 @@ struct Ctl: AsyncParsableCommand {
                                 printError("\(value["error"]?["code"]?.stringValue ?? "error"): \(value["error"]?["message"]?.stringValue ?? "")")
                                 throw ExitCode(1)
                             }
-                            if json { print(line) }
+                            if json { printLine(line) }
                             continue
                         }
                         // Unbuffered: a listener piping events on reads each as it comes.
