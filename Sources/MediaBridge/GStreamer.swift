@@ -117,7 +117,6 @@ struct BusError {
 
     var isMissingCodec: Bool { domain == .stream && code == Int32(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue) }
 
-    var isTimeout: Bool { (text + debug).lowercased().contains("timed out") }
 
     var summary: String { "\(text) (\(source)\(debug.isEmpty ? "" : ": " + (debug.split(separator: "\n").last.map(String.init) ?? "")))" }
 }

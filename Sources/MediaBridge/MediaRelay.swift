@@ -42,15 +42,6 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
-    /// Where the stream is in its life, for an operator to read.
-    public enum Phase: String, Sendable {
-        /// Waiting for the input's first frame.
-        case starting
-        case relaying
-        /// The output failed; it is being rebuilt while the input keeps running.
-        case reconnecting
-    }
-
     public struct StreamInfo: Sendable {
         public let width: Int
         public let height: Int
@@ -85,11 +76,9 @@ public final class MediaRelay: @unchecked Sendable {
         var videoFinished = false
         var audioFinished = false
         var failure: MediaError?
-        var phase = Phase.starting
-        /// The last output failure, kept for an operator to read.
-        var lastOutputError: String?
+        var lifecycle: RelayLifecycle
     }
-    private let shared = Locked(Shared())
+    private let shared: Locked<Shared>
     private let framesPulled = Atomic<Int>(0)
     private let framesOut = Atomic<Int>(0)
     private let framesDiscarded = Atomic<Int>(0)
@@ -110,6 +99,7 @@ public final class MediaRelay: @unchecked Sendable {
         self.library = library
         self.stage = stage
         self.logger = logger
+        shared = Locked(Shared(lifecycle: RelayLifecycle(policy: settings.lifecyclePolicy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
         ingest = try IngestPipeline(input: input, settings: settings, library: library, logger: logger)
         // Build the egress once with stand-in values so that a broken template fails now, not when
@@ -157,7 +147,9 @@ public final class MediaRelay: @unchecked Sendable {
     }
 
     /// The phase and the last output failure. Safe from any thread.
-    public var status: (phase: Phase, lastOutputError: String?) { shared.withLock { ($0.phase, $0.lastOutputError) } }
+    public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) {
+        shared.withLock { ($0.lifecycle.phase, $0.lifecycle.lastOutputError) }
+    }
 
     /// Size, rate and audio of the stream, once the first frame has arrived.
     public var streamInfo: StreamInfo? { shared.withLock { $0.info } }
@@ -175,7 +167,6 @@ public final class MediaRelay: @unchecked Sendable {
     /// the output. Throws what failed, after the output has been finalised.
     public func run() throws(MediaError) {
         try ingest.start()
-        let started = ContinuousClock.now
         let frameThread = LoopThread { [self] in frameLoop() }
         let audioThread = LoopThread { [self] in audioLoop() }
         defer {
@@ -185,10 +176,6 @@ public final class MediaRelay: @unchecked Sendable {
 
         var missingPlugin: String?
         var egressFinished = false
-        var stopStarted: ContinuousClock.Instant?
-        var outageStarted: ContinuousClock.Instant?
-        var lastEgressError = ""
-        var retryAt: ContinuousClock.Instant?
 
         func fail(_ error: MediaError) {
             shared.withLock { shared in
@@ -197,14 +184,15 @@ public final class MediaRelay: @unchecked Sendable {
             }
         }
 
-        while true {
+        supervising: while true {
             if let event = GStreamer.popBus(ingest.pipeline, timeoutNanoseconds: 20_000_000) {
                 switch event {
                 case .error(let error):
                     let everStarted = shared.withLock { $0.info != nil }
-                    if everStarted, case .rtmp = input, error.domain == .resource, error.isTimeout {
-                        // rtmp2src's idle time-out once media has flowed: the publisher has gone.
-                        logger.info("input went silent: treating it as the end of the stream", metadata: ["input": "\(input)"])
+                    if everStarted, case .rtmp = input, error.domain == .resource {
+                        // Once media has flowed, a read error of an RTMP pull (the idle time-out
+                        // included) means the publisher has gone: the end of its stream.
+                        logger.info("input ended: \(error.summary)", metadata: ["input": "\(input)"])
                         requestStop()
                     } else {
                         fail(describeInputError(error, missingPlugin: missingPlugin))
@@ -229,20 +217,17 @@ public final class MediaRelay: @unchecked Sendable {
                 case .endOfStream:
                     egressFinished = true
                 case .error(let error):
-                    lastEgressError = error.summary
                     if output.isNetwork, !stopRequested {
-                        // A dead upstream: stop feeding this egress, rebuild it after a pause.
-                        logger.warning("output failed, reconnecting in \(settings.reconnectDelaySeconds) s", metadata: ["output": "\(output)", "error": "\(lastEgressError)"])
+                        // A dead upstream: stop feeding this egress (frames are dropped and
+                        // counted meanwhile) and rebuild it after the lifecycle's pause.
+                        logger.warning("output failed, reconnecting", metadata: ["output": "\(output)", "error": "\(error.summary)"])
                         shared.withLock { shared in
                             shared.egress = nil
-                            shared.phase = .reconnecting
-                            shared.lastOutputError = lastEgressError
+                            shared.lifecycle.outputFailed(error.summary, at: .now)
                         }
                         fr_set_state(egress.pipeline, GST_STATE_NULL)
-                        outageStarted = outageStarted ?? .now
-                        retryAt = .now + .seconds(settings.reconnectDelaySeconds)
                     } else {
-                        fail(MediaError(.output, "output \(output) failed: \(lastEgressError)"))
+                        fail(MediaError(.output, "output \(output) failed: \(error.summary)"))
                         egressFinished = true
                     }
                 case .warning(let source, let text):
@@ -254,38 +239,36 @@ public final class MediaRelay: @unchecked Sendable {
                 sleep(seconds: 0.02)
             }
 
-            if let retry = retryAt, ContinuousClock.now >= retry {
-                retryAt = nil
-                if let outage = outageStarted, ContinuousClock.now - outage > .seconds(settings.reconnectGiveUpSeconds) {
-                    fail(MediaError(.output, "output \(output) unreachable for \(Int(settings.reconnectGiveUpSeconds)) s, giving up; last error: \(lastEgressError)"))
-                } else {
-                    do {
-                        try rebuildEgress()
-                        shared.withLock { $0.phase = .relaying }
-                        outputReconnects.add(1, ordering: .relaxed)
-                        logger.info("output reconnected", metadata: ["output": "\(output)"])
-                    } catch {
-                        logger.warning("output reconnect failed: \(error)")
-                        retryAt = .now + .seconds(settings.reconnectDelaySeconds)
-                    }
+            let state = shared.withLock { shared in
+                if shared.stopRequested || (shared.videoFinished && shared.audioFinished) { shared.lifecycle.drain(at: .now) }
+                return shared
+            }
+            let threadsDone = state.videoFinished && state.audioFinished
+            if threadsDone, state.egress == nil || egressFinished { break }
+            switch state.lifecycle.decide(at: .now) {
+            case .wait:
+                break
+            case .retryOutput:
+                do {
+                    try rebuildEgress()
+                    shared.withLock { $0.lifecycle.outputRebuilt(at: .now) }
+                } catch {
+                    logger.warning("output reconnect failed: \(error)", metadata: ["output": "\(output)"])
+                    shared.withLock { $0.lifecycle.outputRebuildFailed(error.description, at: .now) }
                 }
-            }
-            if outageStarted != nil, retryAt == nil, framesOut.load(ordering: .relaxed) > 0,
-               let egress = shared.withLock({ $0.egress }), egress.isHealthyFor(seconds: 10) {
-                outageStarted = nil
-            }
-
-            let state = shared.withLock { $0 }
-            if state.info == nil, !state.stopRequested, settings.inputTimeoutSeconds > 0,
-               ContinuousClock.now - started > .seconds(settings.inputTimeoutSeconds) {
+            case .outputAccepted:
+                shared.withLock { $0.lifecycle.outputAccepted() }
+                outputReconnects.add(1, ordering: .relaxed)
+                logger.info("output reconnected", metadata: ["output": "\(output)"])
+            case .failNoInput:
                 fail(MediaError(.input, noMediaMessage()))
-            }
-            if state.stopRequested, stopStarted == nil { stopStarted = .now }
-            if state.videoFinished, state.audioFinished {
-                if state.egress == nil || egressFinished { break }
-                if let stopStarted, ContinuousClock.now - stopStarted > .seconds(10) {
-                    logger.warning("output did not finish within 10 s of end-of-stream; closing it anyway", metadata: ["output": "\(output)"])
-                    break
+            case .failOutputUnreachable:
+                let seconds = state.lifecycle.policy.giveUpAfter.map { "\($0.components.seconds) s" } ?? ""
+                fail(MediaError(.output, "output \(output) unreachable for \(seconds), giving up; last error: \(state.lifecycle.lastOutputError ?? "none")"))
+            case .stopDraining:
+                if threadsDone {
+                    logger.warning("output did not finish within \(state.lifecycle.policy.drainTimeout) of end-of-stream; closing it anyway", metadata: ["output": "\(output)"])
+                    break supervising
                 }
             }
         }
@@ -297,7 +280,7 @@ public final class MediaRelay: @unchecked Sendable {
         }
         if let egress = final.0 { fr_set_state(egress.pipeline, GST_STATE_NULL) }
         if let failure = final.1 { throw failure }
-        if shared.withLock({ $0.info == nil }) {
+        if shared.withLock({ $0.info == nil && !$0.stopRequested }) {
             throw MediaError(.input, "input \(input) ended without a single video frame; it needs a video stream")
         }
     }
@@ -319,7 +302,7 @@ public final class MediaRelay: @unchecked Sendable {
     private func describeInputError(_ error: BusError, missingPlugin: String?) -> MediaError {
         // nginx-rtmp ends a play nobody publishes to after a while, which can come before the input
         // time-out; the demuxer then sees end-of-stream before any data.
-        if case .rtmp(let url) = input, shared.withLock({ $0.info == nil }), (error.text + error.debug).contains("before any data") {
+        if case .rtmp(let url) = input, shared.withLock({ $0.info == nil }), error.isUnrecognisedMedia {
             return MediaError(.input, "no video from \(url): the server ended the stream before any data came; is the stream key publishing?")
         }
         if let missingPlugin {
@@ -424,7 +407,7 @@ public final class MediaRelay: @unchecked Sendable {
                 shared.egress = egress
                 shared.videoCaps = caps
                 shared.info = streamInfo
-                shared.phase = .relaying
+                shared.lifecycle.firstFrame()
                 shared.timeline.start(at: runningTime)
             }
             logger.info("relaying", metadata: [

@@ -104,11 +104,19 @@ public struct RelaySettings: Sendable {
     public var inputTimeoutSeconds = 15
     /// Pace a file input at its own frame rate instead of as fast as the machine allows.
     public var realtime = false
-    /// How often a dead network output is retried, and for how long in all before giving up.
-    public var reconnectDelaySeconds = 2.0
-    public var reconnectGiveUpSeconds = 60.0
+    /// A dead network output is retried after 1 s, then twice as long each time up to this cap...
+    public var reconnectMaximumDelaySeconds = 4.0
+    /// ...for this long in all before the stream fails; nil retries for ever.
+    public var reconnectGiveUpSeconds: Double? = 60
 
     public init() {}
+
+    /// The stream's lifecycle policies from these settings.
+    public var lifecyclePolicy: RelayLifecycle.Policy {
+        RelayLifecycle.Policy(startTimeout: inputTimeoutSeconds > 0 ? .seconds(inputTimeoutSeconds) : nil,
+                              maximumRetryDelay: .milliseconds(Int(reconnectMaximumDelaySeconds * 1000)),
+                              giveUpAfter: reconnectGiveUpSeconds.map { .milliseconds(Int($0 * 1000)) })
+    }
 
     /// Whether a stream runs at its own pace: a network input, or a file paced by --realtime.
     /// Ingest (drop policy) and egress (live muxing) must agree on this.

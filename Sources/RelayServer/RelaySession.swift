@@ -41,7 +41,7 @@ public final class RelaySession: Sendable {
     public var counters: MediaRelay.Counters { relay.counters }
 
     /// The relay's phase and last output failure. Safe from any thread.
-    public var status: (phase: MediaRelay.Phase, lastOutputError: String?) { relay.status }
+    public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { relay.status }
 
     /// The figures of the whole stream so far (the process figures are the whole process's).
     public func statsSoFar() -> StreamStats {

@@ -56,7 +56,7 @@ public struct ServeConfig: Sendable {
             // A broadcaster may go live minutes after the notification: serve waits for the first
             // frame as long as the publish lasts, and relays forever while the upstream comes back.
             relay.inputTimeoutSeconds = 30
-            relay.reconnectGiveUpSeconds = 0
+            relay.reconnectGiveUpSeconds = nil
         }
     }
 
@@ -215,7 +215,7 @@ private struct ConfigReader {
         let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "tracking", "input_timeout_s", "reconnect_max_delay_s", "stats_interval_s"])
         if let value = keys["sticker"] { defaults.sticker = try string(value, "defaults.sticker") }
         if let value = keys["input_timeout_s"] { defaults.relay.inputTimeoutSeconds = try integer(value, "defaults.input_timeout_s", in: 0...86_400) }
-        if let value = keys["reconnect_max_delay_s"] { defaults.relay.reconnectDelaySeconds = try number(value, "defaults.reconnect_max_delay_s", in: 0.1...600) }
+        if let value = keys["reconnect_max_delay_s"] { defaults.relay.reconnectMaximumDelaySeconds = try number(value, "defaults.reconnect_max_delay_s", in: 1...600) }
         if let value = keys["stats_interval_s"] { defaults.statsIntervalSeconds = try number(value, "defaults.stats_interval_s", in: 1...3600) }
         if let encoder = keys["encoder"] {
             let settings = try mapping(encoder, "defaults.encoder", keys: ["x264_preset", "bitrate_kbps", "keyframe_interval_s", "audio_bitrate_kbps"])

@@ -67,10 +67,12 @@ final class ServedStream: Sendable {
                 live.meterAt = now
             }
             guard live.state != .ended, live.state != .failed else { return nil }
-            let state: State = switch status.phase {
-            case .starting: .starting
-            case .relaying: .relaying
-            case .reconnecting: .reconnecting
+            let state: State
+            switch status.phase {
+            case .starting: state = .starting
+            case .relaying: state = .relaying
+            case .reconnecting: state = .reconnecting
+            case .draining: return nil // ended or failed once the session returns
             }
             guard state != live.state else { return nil }
             live.state = state

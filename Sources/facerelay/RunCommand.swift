@@ -48,6 +48,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("input-timeout"), help: "Seconds to wait for the input's first frame (0: forever).")
     var inputTimeout = 15
 
+    @Option(name: .customLong("reconnect-for"), help: "Seconds a dead network output is retried before the relay gives up (0: for ever).")
+    var reconnectFor = 60.0
+
+    @Option(name: .customLong("reconnect-max-delay"), help: "Longest pause between output retries, in seconds (the first is 1 s, then doubling).")
+    var reconnectMaxDelay = 4.0
+
     @Flag(help: "Pace a file input at its own frame rate instead of as fast as possible.")
     var realtime = false
 
@@ -77,6 +83,8 @@ struct Run: ParsableCommand {
         guard (8...512).contains(audioBitrate) else { throw ValidationError("--audio-bitrate \(audioBitrate) is out of range: use 8...512 kbit/s") }
         guard keyframeInterval > 0, keyframeInterval <= 60 else { throw ValidationError("--keyframe-interval must be in (0, 60] seconds") }
         guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
+        guard reconnectFor >= 0 else { throw ValidationError("--reconnect-for must be 0 (for ever) or positive") }
+        guard reconnectMaxDelay >= 1, reconnectMaxDelay <= 600 else { throw ValidationError("--reconnect-max-delay must be 1...600 seconds") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if BuiltInLook(rawValue: sticker) == nil {
@@ -98,6 +106,8 @@ struct Run: ParsableCommand {
         settings.audioBitrateKbps = audioBitrate
         settings.inputTimeoutSeconds = inputTimeout
         settings.realtime = realtime
+        settings.reconnectGiveUpSeconds = reconnectFor > 0 ? reconnectFor : nil
+        settings.reconnectMaximumDelaySeconds = reconnectMaxDelay
         let options = RelaySession.Options(
             input: try InputEndpoint(parsing: input), output: try OutputEndpoint(parsing: output),
             settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
