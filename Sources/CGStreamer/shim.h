@@ -63,6 +63,9 @@ static inline void fr_set_uint(GstElement *element, const char *name, guint valu
 static inline void fr_set_uint64(GstElement *element, const char *name, guint64 value) {
     g_object_set(element, name, value, NULL);
 }
+static inline void fr_set_caps_property(GstElement *element, const char *name, GstCaps *caps) {
+    g_object_set(element, name, caps, NULL);
+}
 
 static inline gboolean fr_get_bool(GstElement *element, const char *name) {
     gboolean value = FALSE;
@@ -125,6 +128,21 @@ static inline char *fr_pad_caps_string(GstPad *pad) {
 static inline gboolean fr_link_pad_to_element(GstPad *pad, GstElement *element) {
     GstPad *sink = gst_element_get_static_pad(element, "sink");
     if (sink == NULL) return FALSE;
+    gboolean ok = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
+    gst_object_unref(sink);
+    return ok;
+}
+
+/// Moves an element's sink pad from whatever feeds it to `pad` (a demuxer's new pad for the same
+/// stream, after a program change).
+static inline gboolean fr_relink_pad_to_element(GstPad *pad, GstElement *element) {
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink == NULL) return FALSE;
+    GstPad *previous = gst_pad_get_peer(sink);
+    if (previous != NULL) {
+        gst_pad_unlink(previous, sink);
+        gst_object_unref(previous);
+    }
     gboolean ok = gst_pad_link(pad, sink) == GST_PAD_LINK_OK;
     gst_object_unref(sink);
     return ok;

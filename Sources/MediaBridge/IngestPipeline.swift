@@ -28,6 +28,14 @@ final class IngestPipeline: @unchecked Sendable {
     }
     private let streams = Locked(Streams())
 
+    /// The branch bins decodebin's pads feed, kept so that a replacement pad can take over.
+    private struct Branches {
+        var video: UnsafeMutablePointer<GstElement>?
+        var audio: UnsafeMutablePointer<GstElement>?
+        var audioMediaType: String?
+    }
+    private let branches = Locked(Branches())
+
     init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, logger: Logger) throws(MediaError) {
         self.logger = logger
         inputName = input.description
@@ -120,6 +128,17 @@ final class IngestPipeline: @unchecked Sendable {
             kind = "ignored"
             description = nil
         }
+        // A program change (MPEG-TS with a new PMT, a new resolution) brings new pads for the same
+        // streams: they take over the branches the old pads fed, so the stream goes on.
+        let branch = branches.withLock { branches in
+            mediaType == "video/x-raw" ? branches.video : branches.audioMediaType == mediaType ? branches.audio : nil
+        }
+        if description == nil, let branch {
+            if fr_relink_pad_to_element(pad, branch) != 0 {
+                logger.info("input stream changed; continuing", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+                return
+            }
+        }
         guard let description else {
             logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
             linkToFakeSink(pad)
@@ -135,6 +154,14 @@ final class IngestPipeline: @unchecked Sendable {
                 throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
             }
             if kind == "video" { fr_count_buffers_into(sink, framesArrived) }
+            branches.withLock { branches in
+                if kind == "video" {
+                    branches.video = bin
+                } else {
+                    branches.audio = bin
+                    branches.audioMediaType = mediaType
+                }
+            }
             streams.withLock { streams in
                 if kind == "video" {
                     streams.videoSink = sink

@@ -410,6 +410,7 @@ public final class MediaRelay: @unchecked Sendable {
                 shared.lifecycle.firstFrame()
                 shared.timeline.start(at: runningTime)
             }
+            lockInputSize(width: streamInfo.width, height: streamInfo.height)
             logger.info("relaying", metadata: [
                 "input": "\(input)", "output": "\(output)",
                 "video": "\(streamInfo.width)x\(streamInfo.height) @ \(formatted(streamInfo.framesPerSecond, decimals: 2)) fps",
@@ -423,6 +424,17 @@ public final class MediaRelay: @unchecked Sendable {
             }
             return nil
         }
+    }
+
+    /// From now on the ingest delivers frames of this size whatever the input sends: a broadcaster
+    /// switching resolution mid-stream is scaled to the size the output (and upstream) was
+    /// opened with, instead of ending the stream.
+    private func lockInputSize(width: Int, height: Int) {
+        guard let sizeFilter = fr_bin_get(ingest.pipeline, "video_size") else { return }
+        defer { fr_unref(sizeFilter) }
+        let caps = gst_caps_from_string("video/x-raw, format=I420, width=\(width), height=\(height)")
+        fr_set_caps_property(sizeFilter, "caps", caps)
+        gst_caps_unref(caps)
     }
 
     private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, mapped: UnsafeMutablePointer<GstVideoFrame>, drawn: UnsafeMutablePointer<GstVideoFrame>) {

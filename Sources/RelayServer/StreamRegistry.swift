@@ -132,7 +132,7 @@ public final class StreamRegistry: Sendable {
             // A control client is told at once when its input cannot be read (refused, missing,
             // not media) rather than getting a stream id for a stream already gone.
             let deadline = ContinuousClock.now + .seconds(2)
-            while ContinuousClock.now < deadline, !served.isFinished, served.refresh() == nil, served.state == .starting {
+            while ContinuousClock.now < deadline, !served.isFinished, session.status.phase == .starting {
                 usleep(20_000)
             }
             if served.isFinished, served.state == .failed {

@@ -60,6 +60,13 @@ if [ ! -s face_180p_10min.flv ]; then
   mv face_180p_10min.part.flv face_180p_10min.flv
 fi
 [ -s audio_only.m4a ] || ffmpeg -nostdin -v error -y -f lavfi -i "$beeps" -t 3 -c:a aac audio_only.m4a
+# A broadcaster changing resolution mid-stream: 3 s at 1280x720, then 3 s at 854x480, one MPEG-TS.
+if [ ! -s face_720p_then_480p.ts ]; then
+  ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -c:v libx264 -preset veryfast -g 30 -c:a aac -f mpegts part1.ts
+  ffmpeg -nostdin -v error -y -ss 3 -i face_720p.mp4 -t 3 -vf scale=854:480 -c:v libx264 -preset veryfast -g 30 -c:a aac \
+    -output_ts_offset 3 -f mpegts part2.ts
+  cat part1.ts part2.ts > face_720p_then_480p.part.ts && rm part1.ts part2.ts && mv face_720p_then_480p.part.ts face_720p_then_480p.ts
+fi
 [ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
 # Portrait stills for sticker placement tests and previews (face centred, turned, smaller).

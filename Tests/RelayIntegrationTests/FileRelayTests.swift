@@ -34,6 +34,24 @@ import Testing
         #expect(report.audio?.codec == "aac")
     }
 
+    /// A broadcaster switching from 720p to 854x480 mid-stream: the relay goes on to the end, at the
+    /// size it started with (upstream cannot take a new size without a new connection), and ends
+    /// by itself.
+    @Test func aResolutionChangeMidStreamKeepsTheOutputSize() throws {
+        let directory = try Package.temporaryDirectory("resize")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = directory + "/relayed.mkv"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", try Fixtures.path("face_720p_then_480p.ts"), "--output", output],
+                                     logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 60) == 0, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("input stream changed; continuing"))
+        let report = try MediaReport(output)
+        #expect(report.video?.width == 1280 && report.video?.height == 720)
+        #expect(report.frames.count >= 175, "\(report.frames.count) of 180 frames relayed")
+        let indices = report.frames.compactMap(\.index)
+        #expect(indices.contains(60) && indices.contains(170), "frames of both parts are the input's: \(indices.count) barcodes read")
+    }
+
     @Test func inputWithoutAudioGetsNoAudioTrack() throws {
         let directory = try Package.temporaryDirectory("silent")
         defer { try? FileManager.default.removeItem(atPath: directory) }
