@@ -26,6 +26,9 @@ public final class MediaRelay: @unchecked Sendable {
         public var outputReconnects = 0
         /// Video frames whose input timestamp went backwards and was moved forward.
         public var timestampsRepaired = 0
+        /// Frames of a live input that went by before the relay was listening: estimated from the
+        /// first frame's own timestamp (a stream's timestamps start at 0 when its publisher starts).
+        public var framesMissedAtStart = 0
         /// The stage's face-tracking totals, when it tracks faces.
         public var tracking: TrackingFigures?
 
@@ -85,6 +88,7 @@ public final class MediaRelay: @unchecked Sendable {
     private let audioPacketsOut = Atomic<Int>(0)
     private let outputReconnects = Atomic<Int>(0)
     private let timestampsRepaired = Atomic<Int>(0)
+    private let framesMissedAtStart = Atomic<Int>(0)
     /// Used on the frame thread only.
     private var videoTimestamps = MonotonicTimestamps()
     private let stageCPU = Atomic<UInt64>(0)
@@ -142,6 +146,7 @@ public final class MediaRelay: @unchecked Sendable {
             audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
             outputReconnects: outputReconnects.load(ordering: .relaxed),
             timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
+        counters.framesMissedAtStart = framesMissedAtStart.load(ordering: .relaxed)
         counters.tracking = stage.trackingFigures
         return counters
     }
@@ -426,6 +431,20 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
+    /// A live input joined late (a player of nginx-rtmp gets a running stream from its next
+    /// keyframe on) starts with a timestamp past zero: say how much of the broadcast was missed.
+    private func noteMissedStart(firstTimestamp: GstClockTime, frameDuration: GstClockTime) {
+        guard input.isLive, firstTimestamp != GstClockTime.max, frameDuration > 0, frameDuration != GstClockTime.max else { return }
+        let missed = Int((firstTimestamp + frameDuration / 2) / frameDuration)
+        // Sources that stamp from a clock rather than from the broadcast's start (SRT with
+        // MPEG-TS) start far from zero: only a gap of under a minute is the broadcast's own.
+        // B-frames put a broadcast's first picture a few frames past zero (0.067 s is common):
+        // only more than a quarter of a second counts as missed.
+        guard firstTimestamp > 250_000_000, firstTimestamp < 60_000_000_000 else { return }
+        framesMissedAtStart.store(missed, ordering: .relaxed)
+        logger.warning("joined the input \(formatted(Double(firstTimestamp) / 1e9, decimals: 2)) s after it started: about \(missed) frames were missed before the relay was listening", metadata: ["input": "\(input)"])
+    }
+
     /// From now on the ingest delivers frames of this size whatever the input sends: a broadcaster
     /// switching resolution mid-stream is scaled to the size the output (and upstream) was
     /// opened with, instead of ending the stream.
@@ -448,6 +467,7 @@ public final class MediaRelay: @unchecked Sendable {
             guard let started = startEgress(caps: caps, runningTime: runningTime, videoSink: sink) else { return }
             egress = started
             timeline.start(at: runningTime)
+            noteMissedStart(firstTimestamp: fr_buffer_pts(buffer), frameDuration: fr_buffer_duration(buffer))
         } else if let knownCaps, knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !sameGeometry(knownCaps, caps) {
             let text = GStreamer.takeString(fr_caps_string(caps)) ?? ""
             shared.withLock { shared in

@@ -16,6 +16,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var outputReconnects: Int
     /// Video frames whose input timestamp went backwards and was moved forward.
     public var timestampsRepaired: Int
+    /// Frames of a live input that went by before the relay was listening.
+    public var framesMissedAtStart: Int
     /// Frames out per second of wall time.
     public var fps: Double
     /// Thread CPU time of the Swift stage per frame out, in milliseconds (not wall time).
@@ -41,6 +43,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case audioPacketsOut = "audio_packets_out"
         case outputReconnects = "output_reconnects"
         case timestampsRepaired = "timestamps_repaired"
+        case framesMissedAtStart = "frames_missed_at_start"
         case stageMsPerFrame = "stage_ms_per_frame"
         case processCpuCores = "process_cpu_cores"
         case rssMb = "rss_mb"
@@ -65,6 +68,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         audioPacketsOut = counters.audioPacketsOut - start.counters.audioPacketsOut
         outputReconnects = counters.outputReconnects - start.counters.outputReconnects
         timestampsRepaired = counters.timestampsRepaired - start.counters.timestampsRepaired
+        framesMissedAtStart = counters.framesMissedAtStart
         durationS = seconds
         fps = seconds > 0 ? Double(framesOut) / seconds : 0
         let stageNanoseconds = counters.stageCPUNanoseconds - start.counters.stageCPUNanoseconds
