@@ -22,6 +22,8 @@ public final class StickerCatalog: Sendable {
     public let library: StickerLibrary
     private let loader: StickerLoader
     private let renderers = Mutex<[String: StickerRenderer]>([:])
+    /// Why each package that failed its last load failed.
+    private let broken = Mutex<[String: String]>([:])
 
     public init(library: StickerLibrary, loader: StickerLoader) {
         self.library = library
@@ -45,6 +47,9 @@ public final class StickerCatalog: Sendable {
             for (name, renderer) in loaded { renderers[name] = renderer }
             return renderers.keys.sorted()
         }
+        broken.withLock { broken in
+            broken = Dictionary(uniqueKeysWithValues: failed.map { ($0.name, $0.message) })
+        }
         return ReloadReport(loaded: names, failed: failed)
     }
 
@@ -62,6 +67,7 @@ public final class StickerCatalog: Sendable {
         default:
             guard Self.isPlainName(name) else { throw .notAName(name) }
             guard let renderer = renderers.withLock({ $0[name] }) else {
+                if let problem = broken.withLock({ $0[name] }) { throw .broken(name, problem) }
                 throw .unknown(name, available: ["none", "landmarks"] + renderers.withLock { $0.keys.sorted() })
             }
             return .sticker(renderer)
@@ -77,6 +83,7 @@ public final class StickerCatalog: Sendable {
 public enum StickerChoiceError: Error, Sendable, CustomStringConvertible {
     case notAName(String)
     case unknown(String, available: [String])
+    case broken(String, String)
 
     public var description: String {
         switch self {
@@ -84,6 +91,8 @@ public enum StickerChoiceError: Error, Sendable, CustomStringConvertible {
             "'\(name)' is not a sticker name: use a package name from the stickers folder (letters, digits, - _ .), not a path"
         case .unknown(let name, let available):
             "unknown sticker '\(name)'; available: \(available.joined(separator: ", ")) (after adding a package, send reload-stickers)"
+        case .broken(let name, let problem):
+            "sticker '\(name)' does not load, so it cannot be shown: \(problem) (fix it, then send reload-stickers)"
         }
     }
 }

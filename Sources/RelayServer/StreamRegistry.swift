@@ -225,6 +225,7 @@ public final class StreamRegistry: Sendable {
         switch error {
         case .notAName: "bad-sticker-name"
         case .unknown: "unknown-sticker"
+        case .broken: "broken-sticker"
         }
     }
 

@@ -135,7 +135,17 @@ import Testing
         // its passphrase, relayed to a platform.
         let platform = try NginxRTMP()
         let srtPort = freePort(udp: true)
+        // A stickers folder of its own, with a broken package in it.
+        let stickers = try Package.temporaryDirectory("stickers")
+        defer { try? FileManager.default.removeItem(atPath: stickers) }
+        for name in ["sunglasses", "cat"] {
+            try FileManager.default.copyItem(atPath: Package.root.appendingPathComponent("Stickers/\(name)").path, toPath: "\(stickers)/\(name)")
+        }
+        try FileManager.default.createDirectory(atPath: stickers + "/broken", withIntermediateDirectories: true)
+        try #"{"items": [{"id": "a", "frames": ["missing.png"], "region": {"feature": "eyes"}}]}"#
+            .write(toFile: stickers + "/broken/sticker.json", atomically: true, encoding: .utf8)
         let serve = try ServeProcess("""
+            stickers: \(stickers)
             defaults:
               sticker: sunglasses
             srt:
@@ -165,6 +175,14 @@ import Testing
         #expect(try code(#"{"id": 1, "command": "set-sticker", "stream": "long", "sticker": "../../etc"}"#) == "bad-sticker-name")
         #expect(try code(#"{"id": 1, "command": "set-sticker", "stream": "long", "sticker": "unicorn"}"#) == "unknown-sticker")
         #expect(try code(#"{"id": 1, "command": "start", "input": "rtmp://127.0.0.1:1/live/x", "output": "/tmp/x.flv", "stream": "long"}"#) == "stream-exists")
+        #expect(try code(#"{"id": 1, "command": "set-sticker", "stream": "long", "sticker": "broken"}"#) == "broken-sticker")
+        // A package broken on disk after it loaded: reload reports it and keeps the working copy.
+        try "{ not json".write(toFile: stickers + "/cat/sticker.json", atomically: true, encoding: .utf8)
+        let reloaded = try serve.result(["reload-stickers"])
+        #expect((reloaded["failed"] as? [[String: Any]])?.compactMap { $0["name"] as? String }.sorted() == ["broken", "cat"], "\(reloaded)")
+        #expect((reloaded["loaded"] as? [String])?.contains("cat") == true, "the working cat is kept: \(reloaded)")
+        #expect(try serve.result(["set-sticker", "long", "cat"])["sticker"] as? String == "cat")
+        #expect(try serve.streams()["long"]?["sticker"] as? String == "cat")
 
         // A line over 64 KiB: an error, then that connection is closed.
         let flooder = try UnixSocket(serve.socket)
