@@ -80,6 +80,21 @@ public struct ServeConfig: Sendable {
         public var stream: String
     }
 
+    /// Every sticker the configuration names, with its key, to be checked before serving.
+    public var stickerChoices: [(key: String, name: String)] {
+        var choices = [(key: "defaults.sticker", name: defaults.sticker)]
+        for (application, routes) in applications.sorted(by: { $0.key < $1.key }) {
+            if let sticker = routes.sticker { choices.append(("rtmp.applications.\(application).sticker", sticker)) }
+            for (key, route) in routes.keys.sorted(by: { $0.key < $1.key }) {
+                if let sticker = route.sticker { choices.append(("rtmp.applications.\(application).keys.\(key).sticker", sticker)) }
+            }
+        }
+        for (index, listener) in srtListeners.enumerated() {
+            if let sticker = listener.sticker { choices.append(("srt[\(index)].sticker", sticker)) }
+        }
+        return choices
+    }
+
     /// The upstream and sticker for a publish to `application`/`key`, or nil when it has no route.
     public func route(application: String, key: String) -> Route? {
         guard let app = applications[application] else { return nil }

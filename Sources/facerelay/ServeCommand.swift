@@ -83,13 +83,7 @@ struct Serve: AsyncParsableCommand {
             logger.warning("sticker \(problem.name) is not available: \(problem.message)")
         }
         let place = config ?? "the command line"
-        let stickerChoices = [("defaults.sticker", settings.defaults.sticker)]
-            + settings.applications.sorted { $0.key < $1.key }.flatMap { name, app in
-                [app.sticker.map { ("rtmp.applications.\(name).sticker", $0) }].compactMap { $0 }
-                    + app.keys.sorted { $0.key < $1.key }.compactMap { key, route in route.sticker.map { ("rtmp.applications.\(name).keys.\(key).sticker", $0) } }
-            }
-            + settings.srtListeners.enumerated().compactMap { index, listener in listener.sticker.map { ("srt[\(index)].sticker", $0) } }
-        for (key, name) in stickerChoices {
+        for (key, name) in settings.stickerChoices {
             do {
                 _ = try catalog.look(named: name)
             } catch {
