@@ -89,6 +89,7 @@ public final class MediaRelay: @unchecked Sendable {
     private let outputReconnects = Atomic<Int>(0)
     private let timestampsRepaired = Atomic<Int>(0)
     private let framesMissedAtStart = Atomic<Int>(0)
+    private let framesDroppedByIngest = Atomic<Int>(0)
     /// Used on the frame thread only.
     private var videoTimestamps = MonotonicTimestamps()
     private let stageCPU = Atomic<UInt64>(0)
@@ -138,10 +139,15 @@ public final class MediaRelay: @unchecked Sendable {
     public var counters: Counters {
         let pulled = framesPulled.load(ordering: .relaxed)
         let arrived = max(Int(fr_atomic_get(ingest.framesArrived)), pulled)
+        // The appsink drops the oldest frame silently once it holds its capacity: of the frames
+        // that arrived and were not pulled, all but the capacity are certainly gone. Counted as
+        // a high-water mark, so the figure never goes down while frames wait in the queue.
+        let certainlyDropped = max(0, arrived - pulled - PipelineLibrary.videoQueueCapacity(live: settings.isLive(input)))
+        let dropped = framesDroppedByIngest.max(certainlyDropped, ordering: .relaxed).newValue
         var counters = Counters(
             framesIn: arrived,
             framesOut: framesOut.load(ordering: .relaxed),
-            framesDropped: arrived - pulled + framesDiscarded.load(ordering: .relaxed),
+            framesDropped: dropped + framesDiscarded.load(ordering: .relaxed),
             stageCPUNanoseconds: stageCPU.load(ordering: .relaxed),
             audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
             outputReconnects: outputReconnects.load(ordering: .relaxed),

@@ -52,10 +52,14 @@ public struct PipelineLibrary: Sendable {
         return try template("ingest.gst").filled(["source": source])
     }
 
+    /// Decoded frames the video appsink holds for the frame thread: a live input drops the oldest
+    /// beyond this, a file waits.
+    public static func videoQueueCapacity(live: Bool) -> Int { live ? 10 : 4 }
+
     /// The branch linked to the decoder's raw video pad, ending in the `video_out` appsink.
     public func videoBranchDescription(live: Bool, sync: Bool) throws(PipelineTemplateError) -> String {
         try template("ingest-video.gst").filled([
-            "max_buffers": live ? "10" : "4",
+            "max_buffers": String(Self.videoQueueCapacity(live: live)),
             "drop": live ? "true" : "false",
             "sync": sync ? "true" : "false",
         ])

@@ -24,8 +24,7 @@
 #      second; growth = median of the last 5 samples - median of the first 5. A relay that keeps
 #      up holds it steady; one that falls behind makes it grow (or loses frames, which shows in fps).
 #    - keeps real time: every stream >= 98 % of the input's 30 fps, lag growth <= $LAG_LIMIT s
-#      (0.3) on every stream, and for facerelay frames_dropped grown by at most 10 over the window
-#      (the counter includes frames waiting in the 10-frame ingest queue, not only lost ones).
+#      (0.3) on every stream, and for facerelay frames_dropped grown by at most 10 over the window.
 #    - cores: CPU seconds per wall second of the serve process (facerelay) or of the N pipelines.
 #      "others' cores": CPU busy on the machine in the window (/proc/stat) minus every process this
 #      script started (relays, publishers, players, nginx): load from elsewhere on the machine.
