@@ -60,7 +60,7 @@ final class ServedStream: Sendable {
         let counters = session.counters
         let status = session.status
         return live.withLock { live in
-            let seconds = Double((now - live.meterAt).components.attoseconds) / 1e18 + Double((now - live.meterAt).components.seconds)
+            let seconds = RelaySession.seconds(now - live.meterAt)
             if seconds >= 0.9 {
                 live.fps = Double(counters.framesOut - live.meterFrames) / seconds
                 live.meterFrames = counters.framesOut

@@ -93,17 +93,10 @@ public final class StreamRegistry: Sendable {
         var streamLogger = logger
         streamLogger[metadataKey: "stream"] = "\(id)"
         let events = events
-        let stage = FaceTrackingStage(tracker: tracker, look: look) { event in
-            switch event {
-            case .expression(let face, let expression, let started, let seconds):
-                events.publish(.expression, ["event": "expression", "stream": .string(id), "face": .number(Double(face)),
-                                             "expression": .string(expression), "state": started ? "start" : "end",
-                                             "pts": .rounded(seconds)])
-            case .lookChanged(let name, let seconds):
-                events.publish(.sticker, ["event": "sticker", "stream": .string(id), "sticker": .string(name), "pts": .rounded(seconds)])
-            }
-        }
-        let settings = config.defaults.relay
+        let stage = FaceTrackingStage(tracker: tracker, look: look) { event in Self.publish(event, of: id, to: events) }
+        var settings = config.defaults.relay
+        // A configured SRT listener waits as long as it takes for its broadcaster to call.
+        if case .srtListener = origin { settings.inputTimeoutSeconds = 0 }
         let session: RelaySession
         do {
             session = try RelaySession(options: .init(input: input, output: output, settings: settings,
@@ -131,8 +124,11 @@ public final class StreamRegistry: Sendable {
         if origin == .control {
             // A control client is told at once when its input cannot be read (refused, missing,
             // not media) rather than getting a stream id for a stream already gone.
-            let deadline = ContinuousClock.now + .seconds(2)
-            while ContinuousClock.now < deadline, !served.isFinished, session.status.phase == .starting {
+            // A failing stream drains (finalising its output) before it has finished: wait for that too.
+            let deadline = ContinuousClock.now + .seconds(2), drainDeadline = deadline + .seconds(5)
+            while !served.isFinished {
+                let phase = session.status.phase
+                guard phase == .starting && ContinuousClock.now < deadline || phase == .draining && ContinuousClock.now < drainDeadline else { break }
                 usleep(20_000)
             }
             if served.isFinished, served.state == .failed {
@@ -140,6 +136,18 @@ public final class StreamRegistry: Sendable {
             }
         }
         return id
+    }
+
+    /// A face stage's event as the control protocol's event line.
+    private static func publish(_ event: FaceStageEvent, of stream: String, to events: EventHub) {
+        switch event {
+        case .expression(let face, let expression, let started, let seconds):
+            events.publish(.expression, ["event": "expression", "stream": .string(stream), "face": .number(Double(face)),
+                                         "expression": .string(expression), "state": started ? "start" : "end",
+                                         "pts": .rounded(seconds)])
+        case .lookChanged(let name, let seconds):
+            events.publish(.sticker, ["event": "sticker", "stream": .string(stream), "sticker": .string(name), "pts": .rounded(seconds)])
+        }
     }
 
     /// Takes a stream id for a new stream, so that two starts at once cannot both get it.

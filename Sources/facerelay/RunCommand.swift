@@ -9,6 +9,7 @@ import Logging
 import MediaBridge
 import RelayServer
 import StickerKit
+import Synchronization
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -141,12 +142,12 @@ final class StopSignals {
 
     init(onStop: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "facerelay.signals")
+        let received = SignalCount()
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            let count = Counter()
             source.setEventHandler {
-                if count.increment() > 1 { exit(130) }
+                if received.count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
                 onStop()
             }
             source.resume()
@@ -157,11 +158,7 @@ final class StopSignals {
     func cancel() { sources.forEach { $0.cancel() } }
 }
 
-private final class Counter: @unchecked Sendable {
-    private var value = 0
-    /// Called on the signal queue only.
-    func increment() -> Int {
-        value += 1
-        return value
-    }
+/// Signals received so far, whichever they were.
+private final class SignalCount: Sendable {
+    let count = Atomic<Int>(0)
 }
