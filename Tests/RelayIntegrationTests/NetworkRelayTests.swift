@@ -110,7 +110,9 @@ import Testing
         Thread.sleep(forTimeInterval: 1)
         platform = try NginxRTMP(port: platformPort)
         let recording = directory + "/after-reconnect.flv"
-        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", platform!.url("out"), "-t", "6", "-c", "copy", "-y", recording],
+        // The relay may publish again (first retry after 1 s) before the recorder plays, which then
+        // starts at the next keyframe, up to 2 s later: 8 s of recording hold at least 6 s of stream.
+        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", platform!.url("out"), "-t", "8", "-c", "copy", "-y", recording],
                                         logDirectory: directory, name: "recorder")
         #expect(publisher.wait(seconds: 60) == 0, "publisher: \(publisher.stderr)")
         #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
