@@ -73,20 +73,9 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
         pending.withLock { $0 = look }
     }
 
-    /// Puts `renderer`'s sticker on every face from the next frame on. Callable from any thread.
-    public func replaceSticker(with renderer: StickerRenderer) {
-        replaceLook(with: .sticker(renderer))
-    }
-
     /// The name of the look on the faces now (a package name, `none` or `landmarks`). Callable from
     /// any thread.
     public var lookNow: String { lookName.withLock { $0 } }
-
-    /// The name of the sticker on the faces, nil for the tracking overlay or none.
-    public var stickerName: String? {
-        let name = lookNow
-        return name == "none" || name == "landmarks" ? nil : name
-    }
 
     /// Faces tracked on the last frame. Callable from any thread.
     public var facesNow: Int { faces.load(ordering: .relaxed) }

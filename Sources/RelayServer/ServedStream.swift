@@ -40,7 +40,6 @@ final class ServedStream: Sendable {
     }
 
     private let live = Mutex(Live())
-    private let finished = Atomic<Bool>(false)
 
     init(id: String, input: InputEndpoint, output: OutputEndpoint, origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
         self.id = id
@@ -53,7 +52,7 @@ final class ServedStream: Sendable {
 
     var state: State { live.withLock { $0.state } }
     var reason: String? { live.withLock { $0.reason } }
-    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    var isFinished: Bool { live.withLock { $0.state == .ended || $0.state == .failed } }
 
     /// Reads the relay's phase and the recent frame rate; returns the state when it changed.
     func refresh(now: ContinuousClock.Instant = .now) -> (State, String?)? {
@@ -86,7 +85,6 @@ final class ServedStream: Sendable {
             live.state = failure == nil ? .ended : .failed
             live.reason = failure
         }
-        finished.store(true, ordering: .releasing)
     }
 
     /// The `streams` entry: the output is masked, as everywhere.

@@ -245,8 +245,6 @@ public final class StreamRegistry: Sendable {
 
     // MARK: reading
 
-    public var streamIDs: [String] { state.withLock { $0.streams.keys.sorted() } }
-
     private var streams: [ServedStream] {
         state.withLock { Array($0.streams.values) }.sorted { $0.id < $1.id }
     }

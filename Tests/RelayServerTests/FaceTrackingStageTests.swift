@@ -37,11 +37,11 @@ import Testing
         let stage = FaceTrackingStage(tracker: tracker, look: .sticker(renderer("waiting", begin: .expressionStarts("mouthOpen"))))
         // Nothing placed while the mouth stays shut: the frame passes through uncopied.
         for index in 0..<3 { #expect(stage.analyse(frame(index)) == .passThrough) }
-        #expect(stage.stickerName == "waiting")
-        stage.replaceSticker(with: renderer("always", begin: .always))
-        #expect(stage.stickerName == "waiting", "the switch waits for the next frame")
+        #expect(stage.lookNow == "waiting")
+        stage.replaceLook(with: .sticker(renderer("always", begin: .always)))
+        #expect(stage.lookNow == "waiting", "the switch waits for the next frame")
         #expect(stage.analyse(frame(3)) == .draw)
-        #expect(stage.stickerName == "always")
+        #expect(stage.lookNow == "always")
         stage.draw(on: frame(3))
         let figures = stage.trackingFigures
         #expect(figures?.frames == 4 && figures?.faceFrames == 4)
