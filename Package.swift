@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
     ],
     targets: [
         // GStreamer's C API plus static-inline wrappers for its macros and variadic calls.
@@ -62,7 +65,7 @@ let package = Package(
         // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
         .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
         // Stream sessions and the service around them: the registry of streams, the control socket,
-        // events, the HTTP hooks nginx-rtmp calls, and the serve configuration.
+        // events, the HTTP hooks nginx-rtmp calls, metrics, the dashboard, and the serve configuration.
         .target(
             name: "RelayServer",
             dependencies: [
@@ -72,6 +75,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
             ]

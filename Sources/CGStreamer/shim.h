@@ -7,6 +7,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+#include <sys/prctl.h>
 
 static inline gboolean fr_gst_init(char **error_message) {
     GError *error = NULL;
@@ -307,5 +308,63 @@ static inline gboolean fr_sync_state_with_parent(GstElement *element) {
     return gst_element_sync_state_with_parent(element);
 }
 static inline gboolean fr_send_eos(GstElement *element) { return gst_element_send_event(element, gst_event_new_eos()); }
+
+// MARK: streaming threads
+
+typedef GstBusSyncReply (*fr_bus_sync_callback)(GstBus *bus, GstMessage *message, gpointer user_data);
+
+/// Calls `callback` on the posting thread for every message of the pipeline, before it is queued.
+static inline void fr_set_bus_sync_handler(GstElement *pipeline, fr_bus_sync_callback callback, gpointer user_data, GDestroyNotify notify) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    gst_bus_set_sync_handler(bus, callback, user_data, notify);
+    gst_object_unref(bus);
+}
+
+/// For a stream-status ENTER message, posted on a new streaming thread itself: the pad whose task
+/// it is, and the element that owns it; NULL for any other message or source.
+static inline GstPad *fr_entering_task_pad(GstMessage *message, GstElement **owner) {
+    if (GST_MESSAGE_TYPE(message) != GST_MESSAGE_STREAM_STATUS) return NULL;
+    GstStreamStatusType type;
+    gst_message_parse_stream_status(message, &type, owner);
+    if (type != GST_STREAM_STATUS_TYPE_ENTER || !GST_IS_PAD(GST_MESSAGE_SRC(message))) return NULL;
+    return GST_PAD(GST_MESSAGE_SRC(message));
+}
+
+/// Calls `callback` on the first data a pad's own task moves: pushed out of a source pad, pulled
+/// through a sink pad.
+static inline void fr_pad_probe_task_data(GstPad *pad, GstPadProbeCallback callback, gpointer user_data, GDestroyNotify notify) {
+    GstPadProbeType mask = GST_PAD_IS_SRC(pad) ? GST_PAD_PROBE_TYPE_DATA_DOWNSTREAM
+        : (GstPadProbeType)(GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
+    gst_pad_add_probe(pad, mask, callback, user_data, notify);
+}
+
+/// Names the calling thread (Linux keeps the first 15 characters).
+static inline void fr_name_current_thread(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
+
+
+// MARK: thumbnails
+
+/// The frame in `sample` as a JPEG `width` pixels wide (height keeps the aspect); NULL and a message
+/// the caller frees with g_free on failure or time-out.
+static inline GstBuffer *fr_sample_to_jpeg(GstSample *sample, gint width, GstClockTime timeout, char **error_message) {
+    GstCaps *caps = gst_caps_new_simple("image/jpeg", "width", G_TYPE_INT, width, NULL);
+    GError *error = NULL;
+    GstSample *converted = gst_video_convert_sample(sample, caps, timeout, &error);
+    gst_caps_unref(caps);
+    if (converted == NULL) {
+        *error_message = g_strdup(error != NULL ? error->message : "conversion timed out");
+        if (error != NULL) g_error_free(error);
+        return NULL;
+    }
+    GstBuffer *buffer = gst_buffer_ref(gst_sample_get_buffer(converted));
+    gst_sample_unref(converted);
+    return buffer;
+}
+static inline GstSample *fr_sample_new(GstBuffer *buffer, GstCaps *caps) { return gst_sample_new(buffer, caps, NULL, NULL); }
+static inline GstBuffer *fr_buffer_ref(GstBuffer *buffer) { return gst_buffer_ref(buffer); }
+static inline gsize fr_buffer_extract_all(GstBuffer *buffer, guint8 *destination, gsize size) {
+    return gst_buffer_extract(buffer, 0, destination, size);
+}
+static inline gsize fr_buffer_size(GstBuffer *buffer) { return gst_buffer_get_size(buffer); }
 
 #endif

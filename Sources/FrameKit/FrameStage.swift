@@ -33,12 +33,15 @@ public struct TrackingFigures: Sendable, Equatable {
     public var faceFrames = 0
     /// Sticker CPU time: timelines, placement and blending.
     public var stickerCPUNanoseconds: UInt64 = 0
+    /// The part of `cpuNanoseconds` spent on the detection thread, off the frame thread.
+    public var detectionCPUNanoseconds: UInt64 = 0
 
-    public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0, stickerCPUNanoseconds: UInt64 = 0) {
+    public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0, stickerCPUNanoseconds: UInt64 = 0, detectionCPUNanoseconds: UInt64 = 0) {
         self.frames = frames
         self.cpuNanoseconds = cpuNanoseconds
         self.faceFrames = faceFrames
         self.stickerCPUNanoseconds = stickerCPUNanoseconds
+        self.detectionCPUNanoseconds = detectionCPUNanoseconds
     }
 }
 

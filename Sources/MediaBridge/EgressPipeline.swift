@@ -18,7 +18,7 @@ final class EgressPipeline: @unchecked Sendable {
 
     private var startedAt = ContinuousClock.now
 
-    init(description: String, files: [String], videoCaps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) {
+    init(description: String, files: [String], videoCaps: UnsafeMutablePointer<GstCaps>, withAudio: Bool, threadTag: ThreadTag) throws(MediaError) {
         videoInfo = .allocate(capacity: 1)
         gst_video_info_init(videoInfo)
         guard gst_video_info_from_caps(videoInfo, videoCaps) != 0 else {
@@ -40,6 +40,9 @@ final class EgressPipeline: @unchecked Sendable {
             throw error
         }
         fr_appsrc_set_caps(videoSource, videoCaps)
+        // video_in's streaming thread runs x264 (and x264 starts its own threads from it); every
+        // other task belongs to muxing and sending: the audio branch, the queue, the muxer.
+        TaskNamer.install(on: pipeline, tag: threadTag) { $0 == "video_in" ? .encode : .mux }
         guard let pool = fr_video_pool_new(videoCaps, guint(fr_video_info_size(videoInfo)), 0, Self.poolBuffers) else {
             fr_unref(videoSource)
             fr_unref(audioSource)

@@ -36,7 +36,7 @@ final class IngestPipeline: @unchecked Sendable {
     }
     private let branches = Locked(Branches())
 
-    init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, logger: Logger) throws(MediaError) {
+    init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
         self.logger = logger
         inputName = input.description
         let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
@@ -53,6 +53,7 @@ final class IngestPipeline: @unchecked Sendable {
         } catch {
             throw MediaError(.pipelineTemplate, "\(error)")
         }
+        TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
         framesArrived = .allocate(capacity: 1)
         framesArrived.initialize(to: 0)
         // Branch templates are checked now so that a typo is reported at start, not mid-stream.

@@ -31,6 +31,14 @@ public final class MediaRelay: @unchecked Sendable {
         public var framesMissedAtStart = 0
         /// The stage's face-tracking totals, when it tracks faces.
         public var tracking: TrackingFigures?
+        /// CPU nanoseconds of the relay's threads, by what they do (see `ThreadRole`).
+        public var threadCPUNanoseconds: [ThreadRole: UInt64] = [:]
+        /// Frames the stage drew on (each a copy from the pool of drawn frames).
+        public var framesDrawn = 0
+        /// Decoded frames the relay can hold at once: the ingest's queue and the encoder's input queue.
+        public var frameQueueCapacity = 0
+        /// Drawn frames the relay can hold at once, in its pool.
+        public var drawnFramePoolCapacity = Int(EgressPipeline.poolBuffers)
 
         public init() {}
 
@@ -90,9 +98,15 @@ public final class MediaRelay: @unchecked Sendable {
     private let timestampsRepaired = Atomic<Int>(0)
     private let framesMissedAtStart = Atomic<Int>(0)
     private let framesDroppedByIngest = Atomic<Int>(0)
+    private let framesDrawn = Atomic<Int>(0)
+    /// Set by `thumbnailJPEG`: the frame thread hands the next frame out to `thumbnailFrame`.
+    private let thumbnailWanted = Atomic<Bool>(false)
+    private let thumbnailFrame = Mutex<SampleReference?>(nil)
     /// Used on the frame thread only.
     private var videoTimestamps = MonotonicTimestamps()
     private let stageCPU = Atomic<UInt64>(0)
+    /// The prefix of this relay's thread names, by which its CPU time is told apart from other streams'.
+    public let threadTag = ThreadTag.unique()
 
     public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, library: PipelineLibrary,
                 stage: FrameStage, logger: Logger) throws(MediaError) {
@@ -106,7 +120,7 @@ public final class MediaRelay: @unchecked Sendable {
         self.logger = logger
         shared = Locked(Shared(lifecycle: RelayLifecycle(policy: settings.lifecyclePolicy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
-        ingest = try IngestPipeline(input: input, settings: settings, library: library, logger: logger)
+        ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
         // Build the egress once with stand-in values so that a broken template fails now, not when
         // the first frame arrives.
         let trial = try Self.egressDescription(library: library, input: input, output: output, fps: 30, withAudio: true, settings: settings)
@@ -117,6 +131,7 @@ public final class MediaRelay: @unchecked Sendable {
         shared.withLock { shared in
             if let caps = shared.videoCaps { gst_caps_unref(caps) }
         }
+        if let sample = thumbnailFrame.withLock({ $0 }) { fr_sample_unref(sample.pointer) }
     }
 
     static func sinkKind(_ output: OutputEndpoint) -> String {
@@ -154,7 +169,34 @@ public final class MediaRelay: @unchecked Sendable {
             timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
         counters.framesMissedAtStart = framesMissedAtStart.load(ordering: .relaxed)
         counters.tracking = stage.trackingFigures
+        counters.threadCPUNanoseconds = ThreadCPUAccounting.shared.totals(for: threadTag)
+        counters.framesDrawn = framesDrawn.load(ordering: .relaxed)
+        counters.frameQueueCapacity = PipelineLibrary.videoQueueCapacity(live: settings.isLive(input)) + PipelineLibrary.encoderQueueCapacity
         return counters
+    }
+
+    /// The next frame out (stickers drawn) as a JPEG `width` pixels wide, or nil when no frame comes
+    /// within `timeoutSeconds` or it cannot be encoded. Blocks the calling thread, never the frame
+    /// thread, which only hands over a reference to the frame.
+    public func thumbnailJPEG(width: Int, timeoutSeconds: Double) -> [UInt8]? {
+        thumbnailWanted.store(true, ordering: .relaxed)
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeoutSeconds * 1000))
+        var taken: SampleReference?
+        while taken == nil, ContinuousClock.now < deadline {
+            taken = thumbnailFrame.withLock { slot in defer { slot = nil }; return slot }
+            if taken == nil { sleep(seconds: 0.01) }
+        }
+        guard let sample = taken?.pointer else { return nil }
+        defer { fr_sample_unref(sample) }
+        var message: UnsafeMutablePointer<CChar>?
+        guard let jpeg = fr_sample_to_jpeg(sample, gint(width), GstClockTime(1_000_000_000), &message) else {
+            logger.warning("cannot make a thumbnail: \(GStreamer.takeString(message) ?? "unknown error")")
+            return nil
+        }
+        defer { fr_buffer_unref(jpeg) }
+        var bytes = [UInt8](repeating: 0, count: Int(fr_buffer_size(jpeg)))
+        _ = bytes.withUnsafeMutableBufferPointer { fr_buffer_extract_all(jpeg, $0.baseAddress, gsize($0.count)) }
+        return bytes
     }
 
     /// The phase and the last output failure. Safe from any thread.
@@ -178,8 +220,14 @@ public final class MediaRelay: @unchecked Sendable {
     /// the output. Throws what failed, after the output has been finalised.
     public func run() throws(MediaError) {
         try ingest.start()
-        let frameThread = LoopThread { [self] in frameLoop() }
-        let audioThread = LoopThread { [self] in audioLoop() }
+        let frameThread = LoopThread { [self] in
+            nameCurrentThread(threadTag.name(.frame))
+            frameLoop()
+        }
+        let audioThread = LoopThread { [self] in
+            nameCurrentThread(threadTag.name(.audio))
+            audioLoop()
+        }
         defer {
             frameThread.join()
             audioThread.join()
@@ -341,7 +389,7 @@ public final class MediaRelay: @unchecked Sendable {
     private func buildEgress(videoCaps: UnsafeMutablePointer<GstCaps>, framesPerSecond: Double, withAudio: Bool) throws(MediaError) -> EgressPipeline {
         let fps = framesPerSecond > 0 ? framesPerSecond : 30
         let description = try Self.egressDescription(library: library, input: input, output: output, fps: fps, withAudio: withAudio, settings: settings)
-        let egress = try EgressPipeline(description: description, files: egressFiles, videoCaps: videoCaps, withAudio: withAudio)
+        let egress = try EgressPipeline(description: description, files: egressFiles, videoCaps: videoCaps, withAudio: withAudio, threadTag: threadTag)
         try egress.start()
         return egress
     }
@@ -507,6 +555,7 @@ public final class MediaRelay: @unchecked Sendable {
             if gst_video_frame_map(drawn, egress.videoInfo, pooled, GST_MAP_WRITE) != 0 {
                 _ = gst_video_frame_copy(drawn, mapped)
                 stage.draw(on: videoFrame(drawn, pts: pts, duration: duration))
+                framesDrawn.add(1, ordering: .relaxed)
                 gst_video_frame_unmap(drawn)
                 output = pooled
             } else {
@@ -517,6 +566,11 @@ public final class MediaRelay: @unchecked Sendable {
         let outgoing = output ?? fr_sample_take_buffer(sample)!
         stageCPU.add(threadCPUNanoseconds() - cpuBefore, ordering: .relaxed)
         fr_buffer_set_timing(outgoing, GstClockTime(pts), GstClockTime(duration))
+        if thumbnailWanted.load(ordering: .relaxed), thumbnailWanted.exchange(false, ordering: .relaxed) {
+            // The sample holds its own reference: the buffer returns to its pool once converted.
+            let sample = SampleReference(pointer: fr_sample_new(outgoing, caps))
+            if let previous = thumbnailFrame.withLock({ slot in defer { slot = sample }; return slot }) { fr_sample_unref(previous.pointer) }
+        }
         if egress.pushVideo(outgoing) {
             framesOut.add(1, ordering: .relaxed)
         } else {
@@ -563,4 +617,11 @@ public final class MediaRelay: @unchecked Sendable {
         }
         shared.withLock { $0.egress }?.endAudio()
     }
+}
+
+/// One reference to a GstSample, handed from the frame thread to a thumbnail request.
+/// `@unchecked Sendable`: a GstSample is immutable once made and its reference count is atomic;
+/// the value carries the one reference it owns from thread to thread, and its receiver unrefs it.
+private struct SampleReference: @unchecked Sendable {
+    let pointer: OpaquePointer
 }

@@ -56,6 +56,9 @@ public struct PipelineLibrary: Sendable {
     /// beyond this, a file waits.
     public static func videoQueueCapacity(live: Bool) -> Int { live ? 10 : 4 }
 
+    /// Raw frames the encoder's appsrc holds (`max-buffers` in egress.gst).
+    public static let encoderQueueCapacity = 4
+
     /// The branch linked to the decoder's raw video pad, ending in the `video_out` appsink.
     public func videoBranchDescription(live: Bool, sync: Bool) throws(PipelineTemplateError) -> String {
         try template("ingest-video.gst").filled([

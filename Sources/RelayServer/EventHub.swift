@@ -26,6 +26,7 @@ public final class EventHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 1
         var published = 0
+        var publishedByClass: [EventClass: Int] = [:]
         var droppedTotal = 0
     }
 
@@ -55,12 +56,15 @@ public final class EventHub: Sendable {
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
     /// Events published since start, and events dropped for subscribers that could not keep up.
     public var totals: (published: Int, dropped: Int) { state.withLock { ($0.published, $0.droppedTotal) } }
+    /// Events published since start, by class.
+    public var publishedByClass: [EventClass: Int] { state.withLock { $0.publishedByClass } }
 
     /// Queues `event` (a JSON object with an "event" field) for every subscriber of `kind`. Never
     /// blocks beyond a short lock; callable from any thread, frame threads included.
     public func publish(_ kind: EventClass, _ event: JSONValue) {
         state.withLock { state in
             state.published += 1
+            state.publishedByClass[kind, default: 0] += 1
             for (id, subscriber) in state.subscribers where subscriber.classes.contains(kind) {
                 var subscriber = subscriber
                 if subscriber.missed > 0 {

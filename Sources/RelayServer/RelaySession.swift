@@ -37,6 +37,11 @@ public final class RelaySession: Sendable {
 
     public func requestStop() { relay.requestStop() }
 
+    /// The next frame out as a JPEG; blocks up to `timeoutSeconds`. Safe from any thread.
+    public func thumbnailJPEG(width: Int, timeoutSeconds: Double) -> [UInt8]? {
+        relay.thumbnailJPEG(width: width, timeoutSeconds: timeoutSeconds)
+    }
+
     /// The relay's counters now. Safe from any thread.
     public var counters: MediaRelay.Counters { relay.counters }
 

@@ -249,6 +249,22 @@ public final class StreamRegistry: Sendable {
         state.withLock { Array($0.streams.values) }.sorted { $0.id < $1.id }
     }
 
+    /// What `/metrics` shows of one stream.
+    struct MetricReading {
+        let id: String
+        let stats: StreamStats
+        let faces: Int
+        let sticker: String
+        let upstreamUp: Bool
+    }
+
+    func metricReadings() -> [MetricReading] {
+        streams.map { stream in
+            MetricReading(id: stream.id, stats: stream.session.statsSoFar(), faces: stream.stage.facesNow,
+                          sticker: stream.stage.lookNow, upstreamUp: stream.state == .relaying)
+        }
+    }
+
     /// The `streams` reply.
     public func summaries() -> JSONValue {
         .array(streams.map { $0.summary() })

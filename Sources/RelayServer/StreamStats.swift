@@ -33,6 +33,13 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var facesTracked: Double?
     /// Sticker CPU per frame (timelines, placement, blending), ms; only when a sticker package is on.
     public var stickerMsPerFrame: Double?
+    /// The stream's CPU by stage, from thread CPU time (see `StageCPU`).
+    public var stages: [String: StageFigures]
+    /// What face tracking and stickers add to the relay the operator would run anyway.
+    public var stickerOverhead: StickerOverhead
+    /// Frame memory the stream can hold: its ingest queue, the encoder's input queue and, once it
+    /// draws, its pool of drawn frames, at their capacities.
+    public var streamMemoryMb: Double
 
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
@@ -52,6 +59,38 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case trackMsPerFrame = "track_ms_per_frame"
         case facesTracked = "faces_tracked"
         case stickerMsPerFrame = "sticker_ms_per_frame"
+        case stages
+        case stickerOverhead = "sticker_overhead"
+        case streamMemoryMb = "stream_memory_mb"
+    }
+
+    /// One stage's CPU over the span: per frame out, as a share of one core, and in seconds.
+    public struct StageFigures: Codable, Sendable, Equatable {
+        public var msPerFrame: Double
+        public var percentOfCore: Double
+        public var cpuSeconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case msPerFrame = "ms_per_frame"
+            case percentOfCore = "percent_of_core"
+            case cpuSeconds = "cpu_s"
+        }
+    }
+
+    public struct StickerOverhead: Codable, Sendable, Equatable {
+        /// Tracking plus compositing (the frame copy included), in % of one core.
+        public var percentOfCore: Double
+        /// The same CPU over the stream's decode plus encode: 0.3 means stickers cost 30% of the
+        /// transcode the relay needs anyway.
+        public var ratioToTranscode: Double
+        /// The pool of drawn frames, which a stream that never draws does not allocate.
+        public var memoryMb: Double
+
+        enum CodingKeys: String, CodingKey {
+            case percentOfCore = "percent_of_core"
+            case ratioToTranscode = "ratio_to_decode_encode"
+            case memoryMb = "memory_mb"
+        }
     }
 
     /// Figures over a span: from `since` (counters and usage at its start) to now.
@@ -85,6 +124,23 @@ public struct StreamStats: Codable, Sendable, Equatable {
                 stickerMsPerFrame = frames > 0 ? Double(tracking.stickerCPUNanoseconds - before.stickerCPUNanoseconds) / 1e6 / Double(frames) : 0
             }
         }
+        let spent = StageCPU(counters).minus(StageCPU(start.counters))
+        var stages: [String: StageFigures] = [:]
+        for (stage, nanoseconds) in spent.byStage {
+            stages[stage.rawValue] = StageFigures(
+                msPerFrame: framesOut > 0 ? Double(nanoseconds) / 1e6 / Double(framesOut) : 0,
+                percentOfCore: seconds > 0 ? Double(nanoseconds) / 1e9 / seconds * 100 : 0,
+                cpuSeconds: Double(nanoseconds) / 1e9)
+        }
+        self.stages = stages
+        let stickers = Double(spent.track + spent.composite)
+        let transcode = Double(spent.decode + spent.encode)
+        let frameBytes = Double(width * height * 3 / 2)
+        let drawnPool = counters.framesDrawn > 0 ? frameBytes * Double(counters.drawnFramePoolCapacity) : 0
+        stickerOverhead = StickerOverhead(percentOfCore: seconds > 0 ? stickers / 1e9 / seconds * 100 : 0,
+                                          ratioToTranscode: transcode > 0 ? stickers / transcode : 0,
+                                          memoryMb: drawnPool / 1_048_576)
+        streamMemoryMb = (frameBytes * Double(counters.frameQueueCapacity) + drawnPool) / 1_048_576
     }
 
     public var logLine: String {
@@ -93,6 +149,9 @@ public struct StreamStats: Codable, Sendable, Equatable {
             + " rss_mb=\(formatted(rssMb, decimals: 1))"
             + (trackMsPerFrame.map { " track_ms=\(formatted($0, decimals: 3)) faces=\(formatted(facesTracked ?? 0, decimals: 2))" } ?? "")
             + (stickerMsPerFrame.map { " sticker_ms=\(formatted($0, decimals: 3))" } ?? "")
+            + StageCPU.Stage.allCases.map { " \($0.rawValue)_ms=\(formatted(stages[$0.rawValue]?.msPerFrame ?? 0, decimals: 2))" }.joined()
+            + " sticker_overhead=\(formatted(stickerOverhead.percentOfCore, decimals: 1))%core"
+            + "(\(formatted(stickerOverhead.ratioToTranscode, decimals: 2))x transcode)"
             + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
     }
 

@@ -145,8 +145,16 @@ struct Ctl: AsyncParsableCommand {
                 let rows = array(result["streams"]).map { (stream: JSONValue) -> [String] in
                     ["stream", "state", "sticker", "fps", "frames_out", "frames_dropped", "stage_ms_per_frame", "track_ms_per_frame", "sticker_ms_per_frame", "output_reconnects"].map { text(stream[$0]) }
                 }
+                let stages = array(result["streams"]).map { (stream: JSONValue) -> [String] in
+                    let overhead = stream["sticker_overhead"]
+                    return [text(stream["stream"])]
+                        + ["decode", "track", "composite", "relay", "encode", "mux"].map { text(stream["stages"]?[$0]?["ms_per_frame"]) }
+                        + [text(overhead?["percent_of_core"]), text(overhead?["ratio_to_decode_encode"]), text(overhead?["memory_mb"]), text(stream["stream_memory_mb"])]
+                }
                 let process = result["process"] ?? .null
                 return Table.render(["STREAM", "STATE", "STICKER", "FPS", "OUT", "DROPPED", "STAGE_MS", "TRACK_MS", "STICKER_MS", "RECONNECTS"], rows, empty: "no streams")
+                    + (stages.isEmpty ? "" : "\nCPU in ms per frame by stage; what stickers cost (tracking + compositing)\n"
+                        + Table.render(["STREAM", "DECODE", "TRACK", "COMPOSITE", "RELAY", "ENCODE", "MUX", "STICKERS_%CORE", "STICKERS/TRANSCODE", "STICKER_MB", "STREAM_MB"], stages, empty: ""))
                     + "process: cpu \(text(process["cpu_s"])) s, rss \(text(process["rss_mb"])) MB (peak \(text(process["peak_rss_mb"])) MB), "
                     + "\(text(process["subscribers"])) subscriber(s), events \(text(process["events_published"])) published, \(text(process["events_dropped"])) dropped\n"
             }
