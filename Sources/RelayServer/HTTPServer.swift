@@ -1,8 +1,15 @@
+import FaceVision
+import FoundationEssentials
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
+import NIOCore
 
-/// The HTTP side of `serve`: nginx-rtmp's notifications (`on_publish`, `on_play`,
-/// `on_publish_done`, form-encoded POSTs) and a health check. Loopback by default.
+/// The HTTP side of `serve`, loopback by default:
+/// - nginx-rtmp's notifications (`on_publish`, `on_play`, `on_publish_done`, form-encoded POSTs);
+/// - `/healthz`; `/metrics` for Prometheus;
+/// - the dashboard (`/`), its WebSocket (`/api/control`: the control protocol, one request per
+///   message, plus every event and the figures each second), stream thumbnails and sticker previews.
 ///
 /// Why notifications rather than `exec_push`: nginx-rtmp waits for the `on_publish` reply before it
 /// accepts the broadcaster's data, so the relay can be listening before the first keyframe; a
@@ -10,14 +17,29 @@ import Logging
 /// one process holding one landmark model, instead of a child per stream that nginx starts as its
 /// worker user with an empty environment and kills with SIGKILL.
 public enum HTTPServer {
+    public static let version = "0.5.0"
+
     struct Notice: Decodable {
         let app: String
         let name: String
     }
 
     public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, logger: Logger) -> some ApplicationProtocol {
-        let router = Router()
+        let config = registry.config
+        let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable")
+        let control = ControlProtocol(registry: registry)
+        let router = Router(context: BasicWebSocketRequestContext.self)
         router.get("/healthz") { _, _ in "ok\n" }
+        if !config.httpIsLoopback, let token = config.httpToken {
+            router.add(middleware: TokenMiddleware(token: token))
+            router.get("/login") { _, _ in html(DashboardPage.login(failed: false)) }
+            router.post("/login") { request, _ -> Response in
+                let body = try await request.body.collect(upTo: 4096)
+                let form = try? URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: body))
+                guard form?["token"] == token else { return html(DashboardPage.login(failed: true), status: .unauthorized) }
+                return Response(status: .seeOther, headers: [.location: "/", .setCookie: "\(tokenCookie)=\(token); Path=/; HttpOnly; SameSite=Strict"])
+            }
+        }
         router.post("/rtmp/on_publish") { request, _ -> Response in
             guard let notice = try await notice(request) else { return reply(.badRequest) }
             return reply(await registry.publishStarted(application: notice.app, key: notice.name) == nil ? .forbidden : .ok)
@@ -32,12 +54,38 @@ public enum HTTPServer {
             registry.publishEnded(application: notice.app, key: notice.name)
             return reply(.ok)
         }
+        router.get("/metrics") { _, _ -> Response in
+            let text = await offload { metrics.render() }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+        router.get("/") { _, _ in html(DashboardPage.html) }
+        router.get("/api/streams/:stream/thumbnail.jpg") { _, context -> Response in
+            let id = try context.parameters.require("stream")
+            guard let jpeg = await registry.thumbnail(stream: id) else {
+                return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "no picture from stream '\(id)' yet\n")))
+            }
+            return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+        }
+        router.get("/api/stickers/:name/preview.png") { _, context -> Response in
+            let name = try context.parameters.require("name")
+            guard let path = registry.catalog.previewPath(named: name), let data = FileManager.default.contents(atPath: path) else {
+                return Response(status: .notFound)
+            }
+            return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "max-age=60"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        router.ws("/api/control") { inbound, outbound, _ in
+            try await DashboardSocket(control: control, registry: registry).serve(inbound: inbound, outbound: outbound)
+        }
         var httpLogger = logger
         httpLogger.logLevel = max(logger.logLevel, .warning)
         // nginx-rtmp's notifications are HTTP/1.0 requests answered on a connection it reads until
         // it closes; the server keeps connections open unless told to close, so an idle
         // connection is closed at once, or nginx would act on each answer only at its own time-out.
-        return Application(router: router, server: .http1(configuration: .init(idleTimeout: .milliseconds(100))),
+        return Application(router: router,
+                           server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(http1: .init(idleTimeout: .milliseconds(100)))),
                            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "facerelay"),
                            logger: httpLogger)
     }
@@ -46,8 +94,34 @@ public enum HTTPServer {
         Response(status: status, headers: [.connection: "close"])
     }
 
+    private static func html(_ page: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: page)))
+    }
+
     private static func notice(_ request: Request) async throws -> Notice? {
         let body = try await request.body.collect(upTo: 16 * 1024)
         return try? URLEncodedFormDecoder().decode(Notice.self, from: String(buffer: body))
+    }
+}
+
+/// The login page's cookie, holding the token.
+let tokenCookie = "facerelay_token"
+
+/// With the HTTP port open to the network, every route but the health check and the login page
+/// needs the configured token: as `Authorization: Bearer TOKEN`, the login page's cookie, or a
+/// `token` query parameter (for nginx-rtmp's notification URLs).
+struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if path == "/healthz" || path == "/login" { return try await next(request, context) }
+        let bearer = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
+        let cookie = request.cookies[tokenCookie]?.value
+        let query = request.uri.queryParameters.get("token")
+        if [bearer, cookie, query].contains(token) { return try await next(request, context) }
+        if path == "/" { return Response(status: .seeOther, headers: [.location: "/login"]) }
+        return Response(status: .unauthorized, headers: [.contentType: "text/plain"],
+                        body: .init(byteBuffer: ByteBuffer(string: "this FaceRelay needs its token: send Authorization: Bearer TOKEN, or log in at /login\n")))
     }
 }

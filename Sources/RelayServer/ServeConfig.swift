@@ -12,6 +12,9 @@ public struct ServeConfig: Sendable {
     public var controlSocket = "/run/facerelay/control.sock"
     /// The HTTP listener: nginx-rtmp's notifications (and, later, metrics). Loopback by default.
     public var http = HostPort(host: "127.0.0.1", port: 8190)
+    /// What the dashboard, `/metrics` and the WebSocket require when `http` is not on loopback:
+    /// an `Authorization: Bearer` header, the login page's cookie, or a `token` query parameter.
+    public var httpToken: String?
     public var stickers: String?
     public var pipelines: String?
     public var landmarkModel: String?
@@ -24,6 +27,19 @@ public struct ServeConfig: Sendable {
     public var srtListeners: [SRTListener] = []
 
     public init() {}
+
+    /// Whether the HTTP listener is reachable from this machine only.
+    public var httpIsLoopback: Bool {
+        http.host == "localhost" || http.host == "::1" || http.host.hasPrefix("127.")
+    }
+
+    /// Refuses an HTTP listener open to the network without a token: the dashboard switches
+    /// stickers and shows every stream's picture.
+    public func checkHTTPAccess() throws(ConfigError) {
+        if !httpIsLoopback, (httpToken ?? "").isEmpty {
+            throw ConfigError("", nil, "http", "\(http) is not a loopback address, and the dashboard, /metrics and stream control it serves need a token there: set http_token (or http_token_file) in the config, or bind to 127.0.0.1")
+        }
+    }
 
     public struct HostPort: Sendable, Equatable, CustomStringConvertible {
         public var host: String
@@ -110,7 +126,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable {
 
     init(_ file: String, _ mark: Mark?, _ key: String, _ message: String) {
         let place = mark.map { "\(file):\($0.line)" } ?? file
-        description = key.isEmpty ? "\(place): \(message)" : "\(place): \(key): \(message)"
+        description = (place.isEmpty ? "" : place + ": ") + (key.isEmpty ? message : "\(key): \(message)")
     }
 }
 
@@ -136,7 +152,7 @@ extension ServeConfig {
         var config = ServeConfig()
         guard let root else { return config }
         let reader = ConfigReader(file: file)
-        let top = try reader.mapping(root, "", keys: ["control_socket", "http", "stickers", "pipelines", "landmark_model", "defaults", "rtmp", "srt"])
+        let top = try reader.mapping(root, "", keys: ["control_socket", "http", "http_token", "http_token_file", "stickers", "pipelines", "landmark_model", "defaults", "rtmp", "srt"])
         if let node = top["control_socket"] { config.controlSocket = try reader.string(node, "control_socket") }
         if let node = top["http"] {
             let text = try reader.string(node, "http")
@@ -144,6 +160,15 @@ extension ServeConfig {
                 throw reader.error(node, "http", "'\(text)' is not ADDRESS:PORT; for example 127.0.0.1:8190")
             }
             config.http = address
+        }
+        if let node = top["http_token"] { config.httpToken = try reader.string(node, "http_token") }
+        if let node = top["http_token_file"] {
+            let path = try reader.string(node, "http_token_file")
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                  case let token = text.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else {
+                throw reader.error(node, "http_token_file", "cannot read a token from '\(path)'; the file must exist, be readable and hold the token")
+            }
+            config.httpToken = token
         }
         if let node = top["stickers"] { config.stickers = try reader.string(node, "stickers") }
         if let node = top["pipelines"] { config.pipelines = try reader.string(node, "pipelines") }

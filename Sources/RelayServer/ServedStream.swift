@@ -40,6 +40,8 @@ final class ServedStream: Sendable {
     }
 
     private let live = Mutex(Live())
+    /// The last thumbnail and when it was made: however many pages watch, at most one a second.
+    private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)
 
     init(id: String, input: InputEndpoint, output: OutputEndpoint, origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
         self.id = id
@@ -85,6 +87,15 @@ final class ServedStream: Sendable {
             live.state = failure == nil ? .ended : .failed
             live.reason = failure
         }
+    }
+
+    /// A JPEG of the stream's output (stickers drawn), 320 pixels wide, at most one new one a second.
+    /// Blocks up to a second for the next frame: call off Swift concurrency's threads.
+    func thumbnail(now: ContinuousClock.Instant = .now) -> [UInt8]? {
+        if let last = lastThumbnail.withLock({ $0 }), now - last.at < .seconds(1) { return last.jpeg }
+        guard let jpeg = session.thumbnailJPEG(width: 320, timeoutSeconds: 1) else { return lastThumbnail.withLock { $0?.jpeg } }
+        lastThumbnail.withLock { $0 = (now, jpeg) }
+        return jpeg
     }
 
     /// The `streams` entry: the output is masked, as everywhere.

@@ -74,6 +74,12 @@ public final class StickerCatalog: Sendable {
         }
     }
 
+    /// The preview picture of a loaded package, for the dashboard's sticker picker.
+    public func previewPath(named name: String) -> String? {
+        guard Self.isPlainName(name), renderers.withLock({ $0[name] }) != nil else { return nil }
+        return library.directory + "/" + name + "/preview.png"
+    }
+
     static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64 && !name.hasPrefix(".")
             && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0) }

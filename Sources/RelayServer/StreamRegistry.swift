@@ -249,6 +249,12 @@ public final class StreamRegistry: Sendable {
         state.withLock { Array($0.streams.values) }.sorted { $0.id < $1.id }
     }
 
+    /// A JPEG of a stream's output, or nil for an unknown stream or one with no frame yet.
+    public func thumbnail(stream id: String) async -> [UInt8]? {
+        guard let stream = state.withLock({ $0.streams[id] }) else { return nil }
+        return await offload { stream.thumbnail() }
+    }
+
     /// What `/metrics` shows of one stream.
     struct MetricReading {
         let id: String
@@ -283,7 +289,7 @@ public final class StreamRegistry: Sendable {
         for stream in chosen {
             var figures = (try? Self.jsonValue(of: stream.session.statsSoFar())) ?? [:]
             figures = figures.adding("stream", .string(stream.id)).adding("state", .string(stream.state.rawValue))
-                .adding("sticker", .string(stream.stage.lookNow))
+                .adding("sticker", .string(stream.stage.lookNow)).adding("faces", .number(Double(stream.stage.facesNow)))
             entries.append(figures)
         }
         let usage = ProcessUsage.now()

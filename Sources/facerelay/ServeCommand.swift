@@ -72,6 +72,11 @@ struct Serve: AsyncParsableCommand {
         if let stickers { settings.stickers = stickers }
         if let pipelines { settings.pipelines = pipelines }
         if let landmarkModel { settings.landmarkModel = landmarkModel }
+        do {
+            try settings.checkHTTPAccess()
+        } catch {
+            throw ServeSetupError(description: "\(config ?? "the command line"): \(error)")
+        }
 
         try prepareMediaBridge()
         let library = try PipelineLibrary.locate(explicit: settings.pipelines)
