@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages FaceRelay builds, runs and tests with (GStreamer, x264, AAC, SRT,
-# nginx-rtmp, ffmpeg, dlib and its 68-point model, OpenCV, NumPy and Pillow for test videos and sticker art, jsonschema for the sticker schema test, jq for the benchmarks). Only what is missing is installed; safe to run again.
+# nginx-rtmp, ffmpeg, dlib and its 68-point model, OpenCV, NumPy and Pillow for test videos and sticker art, jsonschema for the sticker schema test, jq for the benchmarks, Chromium for the dashboard test). Only what is missing is installed; safe to run again.
 # A Swift 6 toolchain must already be on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
 packages=(
@@ -11,6 +11,7 @@ packages=(
   nginx libnginx-mod-rtmp ffmpeg
   libdlib-dev libdlib-data libopencv-dev libblas-dev liblapack-dev
   python3 python3-pip python3-numpy python3-pil python3-jsonschema unzip time bc jq
+  chromium python3-websocket
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -344,10 +344,11 @@ static inline void fr_name_current_thread(const char *name) { prctl(PR_SET_NAME,
 
 // MARK: thumbnails
 
-/// The frame in `sample` as a JPEG `width` pixels wide (height keeps the aspect); NULL and a message
-/// the caller frees with g_free on failure or time-out.
-static inline GstBuffer *fr_sample_to_jpeg(GstSample *sample, gint width, GstClockTime timeout, char **error_message) {
-    GstCaps *caps = gst_caps_new_simple("image/jpeg", "width", G_TYPE_INT, width, NULL);
+/// The frame in `sample` as a width x height JPEG; NULL and a message the caller frees with g_free
+/// on failure or time-out.
+static inline GstBuffer *fr_sample_to_jpeg(GstSample *sample, gint width, gint height, GstClockTime timeout, char **error_message) {
+    GstCaps *caps = gst_caps_new_simple("image/jpeg", "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
+                                        "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
     GError *error = NULL;
     GstSample *converted = gst_video_convert_sample(sample, caps, timeout, &error);
     gst_caps_unref(caps);

@@ -175,7 +175,8 @@ public final class MediaRelay: @unchecked Sendable {
         return counters
     }
 
-    /// The next frame out (stickers drawn) as a JPEG `width` pixels wide, or nil when no frame comes
+    /// The next frame out (stickers drawn) as a JPEG `width` pixels wide (the height keeps the
+    /// picture's shape), or nil when no frame comes
     /// within `timeoutSeconds` or it cannot be encoded. Blocks the calling thread, never the frame
     /// thread, which only hands over a reference to the frame.
     public func thumbnailJPEG(width: Int, timeoutSeconds: Double) -> [UInt8]? {
@@ -189,7 +190,10 @@ public final class MediaRelay: @unchecked Sendable {
         guard let sample = taken?.pointer else { return nil }
         defer { fr_sample_unref(sample) }
         var message: UnsafeMutablePointer<CChar>?
-        guard let jpeg = fr_sample_to_jpeg(sample, gint(width), GstClockTime(1_000_000_000), &message) else {
+        let info = streamInfo
+        // Even sizes: the encoder's chroma planes are half the picture's.
+        let height = info.map { max(2, Int((Double(width) * Double($0.height) / Double(max($0.width, 1)) / 2).rounded()) * 2) } ?? width * 9 / 16
+        guard let jpeg = fr_sample_to_jpeg(sample, gint(width), gint(height), GstClockTime(1_000_000_000), &message) else {
             logger.warning("cannot make a thumbnail: \(GStreamer.takeString(message) ?? "unknown error")")
             return nil
         }
