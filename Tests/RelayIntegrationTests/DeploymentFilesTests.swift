@@ -141,7 +141,10 @@ import Testing
         let text = try #require(files["nginx.conf"], "configmap.yaml has no nginx.conf")
         let directory = try Package.temporaryDirectory("pod-nginx")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try text.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        // nginx -t creates the pid file: the test's goes to its own folder.
+        let pid = try NSRegularExpression(pattern: "(?m)^pid [^;]*;")
+        let tested = pid.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "pid \(directory)/nginx.pid;")
+        try tested.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
         let outcome = try run(.nginx, ["-t", "-p", directory, "-c", directory + "/nginx.conf", "-e", "stderr"])
         #expect(outcome.succeeded, "nginx -t:\n\(outcome.output)")
         // The hooks go to FaceRelay's port in the same pod.
