@@ -74,12 +74,14 @@ import Testing
     // MARK: Kubernetes
 
     @Test func kubernetesManifestsMatchTheAPISchemas() throws {
-        let folder = file("kubernetes")
-        let manifests = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".yaml") }.sorted()
-        #expect(manifests.count >= 4, "deploy/kubernetes holds \(manifests)")
+        // The manifests, and the example Secret kept apart from them.
+        let manifests = try ["kubernetes", "kubernetes/example"].flatMap { folder in
+            try FileManager.default.contentsOfDirectory(atPath: file(folder)).filter { $0.hasSuffix(".yaml") }.sorted().map { file(folder + "/" + $0) }
+        }
+        #expect(manifests.count >= 5, "deploy/kubernetes holds \(manifests)")
         // The oldest Kubernetes the manifests are meant for, and the newest the schemas know.
         for version in ["1.29.0", "1.37.0"] {
-            let outcome = try run(.kubernetesValidate, ["--strict", "--kubernetes-version", version] + manifests.map { folder + "/" + $0 })
+            let outcome = try run(.kubernetesValidate, ["--strict", "--kubernetes-version", version] + manifests)
             #expect(outcome.succeeded, "kubernetes-validate --strict against Kubernetes \(version):\n\(outcome.output)")
         }
     }
@@ -97,7 +99,7 @@ import Testing
                         files.update(document.get("stringData") or {})
         print(json.dumps(files))
         """
-        let outcome = try run(.python, ["-c", script, file("kubernetes/configmap.yaml"), file("kubernetes/secret.yaml")])
+        let outcome = try run(.python, ["-c", script, file("kubernetes/configmap.yaml"), file("kubernetes/example/secret.yaml")])
         guard outcome.succeeded, let files = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: String] else {
             throw CommandError(description: "cannot read the ConfigMap and the Secret: \(outcome.output)")
         }
@@ -109,7 +111,7 @@ import Testing
     @Test func podConfigurationStartsFaceRelay() throws {
         let files = try podFiles()
         let base = try #require(files["facerelay.yml"], "configmap.yaml has no facerelay.yml")
-        let routes = try #require(files["routes.yml"], "secret.yaml has no routes.yml")
+        let routes = try #require(files["routes.yml"], "example/secret.yaml has no routes.yml")
         let directory = try Package.temporaryDirectory("pod-config")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The pod's SRT port may be taken on a test machine: the listener moves to a free one.
