@@ -28,7 +28,7 @@ public enum HTTPServer {
         let config = registry.config
         let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable")
         let control = ControlProtocol(registry: registry)
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: HTTPRequestContext.self)
         router.get("/healthz") { _, _ in "ok\n" }
         if !config.httpIsLoopback, let token = config.httpToken {
             router.add(middleware: TokenMiddleware(token: token))
@@ -107,15 +107,32 @@ public enum HTTPServer {
 /// The login page's cookie, holding the token.
 let tokenCookie = "facerelay_token"
 
-/// With the HTTP port open to the network, every route but the health check and the login page
-/// needs the configured token: as `Authorization: Bearer TOKEN`, the login page's cookie, or a
-/// `token` query parameter (for nginx-rtmp's notification URLs).
-struct TokenMiddleware<Context: RequestContext>: RouterMiddleware {
+/// A request's context: the WebSocket upgrade, and the peer's address.
+struct HTTPRequestContext: RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<HTTPRequestContext>
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// With the HTTP port open to the network, every route but the health check, the login page and
+/// nginx-rtmp's notifications from this machine needs the configured token: as `Authorization:
+/// Bearer TOKEN`, the login page's cookie, or a `token` query parameter.
+struct TokenMiddleware<Context: RemoteAddressRequestContext>: RouterMiddleware {
     let token: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         if path == "/healthz" || path == "/login" { return try await next(request, context) }
+        // nginx-rtmp beside FaceRelay (same host or pod) cannot send a header.
+        if path.hasPrefix("/rtmp/"), let peer = context.remoteAddress?.ipAddress, peer.hasPrefix("127.") || peer == "::1" {
+            return try await next(request, context)
+        }
         let bearer = request.headers[.authorization].map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : "" }
         let cookie = request.cookies[tokenCookie]?.value
         let query = request.uri.queryParameters.get("token")
