@@ -223,6 +223,7 @@ public final class MediaRelay: @unchecked Sendable {
     /// Relays until the input ends, `requestStop()` is called or something fails; then finalises
     /// the output. Throws what failed, after the output has been finalised.
     public func run() throws(MediaError) {
+        ThreadCPUAccounting.shared.startSampling()
         try ingest.start()
         let frameThread = LoopThread { [self] in
             nameCurrentThread(threadTag.name(.frame))
@@ -288,6 +289,7 @@ public final class MediaRelay: @unchecked Sendable {
                             shared.egress = nil
                             shared.lifecycle.outputFailed(error.summary, at: .now)
                         }
+                        ThreadCPUAccounting.shared.sampleNow()
                         fr_set_state(egress.pipeline, GST_STATE_NULL)
                     } else {
                         fail(MediaError(.output, "output \(output) failed: \(error.summary)"))
@@ -335,6 +337,9 @@ public final class MediaRelay: @unchecked Sendable {
                 }
             }
         }
+        // The streaming threads end with their pipelines: what they spent since the last sample
+        // is read first.
+        ThreadCPUAccounting.shared.sampleNow()
         fr_set_state(ingest.pipeline, GST_STATE_NULL)
         let final = shared.withLock { shared in
             let egress = shared.egress

@@ -92,7 +92,7 @@ public final class ThreadCPUAccounting: Sendable {
 
     /// CPU nanoseconds spent so far by the threads of `tag`, by role.
     public func totals(for tag: ThreadTag) -> [ThreadRole: UInt64] {
-        startSamplingIfNeeded()
+        startSampling()
         let byName = sample()
         var totals: [ThreadRole: UInt64] = [:]
         for role in ThreadRole.allCases { totals[role] = byName[tag.name(role)] ?? 0 }
@@ -101,11 +101,16 @@ public final class ThreadCPUAccounting: Sendable {
 
     /// CPU nanoseconds by thread name, every thread of the process since sampling began.
     public func totalsByName() -> [String: UInt64] {
-        startSamplingIfNeeded()
+        startSampling()
         return sample()
     }
 
-    private func startSamplingIfNeeded() {
+    /// Reads every thread now: before threads end (a pipeline torn down), so that their last
+    /// moments are counted.
+    func sampleNow() { _ = sample() }
+
+    /// Starts the once-a-second sampling, if it has not started yet.
+    func startSampling() {
         timer.withLock { timer in
             guard timer == nil else { return }
             timer = LoopThread(detached: true) { [self] in

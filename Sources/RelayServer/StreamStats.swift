@@ -9,6 +9,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var hasAudio: Bool
+    /// The input's frame rate (0 before the first frame).
+    public var inputFps: Double
     public var framesIn: Int
     public var framesOut: Int
     public var framesDropped: Int
@@ -44,6 +46,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
         case hasAudio = "has_audio"
+        case inputFps = "input_fps"
         case framesIn = "frames_in"
         case framesOut = "frames_out"
         case framesDropped = "frames_dropped"
@@ -101,6 +104,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
         width = info?.width ?? 0
         height = info?.height ?? 0
         hasAudio = info?.hasAudio ?? false
+        inputFps = info?.framesPerSecond ?? 0
         framesIn = counters.framesIn - start.counters.framesIn
         framesOut = counters.framesOut - start.counters.framesOut
         framesDropped = counters.framesDropped - start.counters.framesDropped
@@ -149,7 +153,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
             + " rss_mb=\(formatted(rssMb, decimals: 1))"
             + (trackMsPerFrame.map { " track_ms=\(formatted($0, decimals: 3)) faces=\(formatted(facesTracked ?? 0, decimals: 2))" } ?? "")
             + (stickerMsPerFrame.map { " sticker_ms=\(formatted($0, decimals: 3))" } ?? "")
-            + StageCPU.Stage.allCases.map { " \($0.rawValue)_ms=\(formatted(stages[$0.rawValue]?.msPerFrame ?? 0, decimals: 2))" }.joined()
+            + StageCPU.Stage.allCases.map { " cpu_\($0.rawValue)_ms=\(formatted(stages[$0.rawValue]?.msPerFrame ?? 0, decimals: 2))" }.joined()
             + " sticker_overhead=\(formatted(stickerOverhead.percentOfCore, decimals: 1))%core"
             + "(\(formatted(stickerOverhead.ratioToTranscode, decimals: 2))x transcode)"
             + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")

@@ -67,6 +67,9 @@ struct Run: ParsableCommand {
     @Option(help: "Folder of pipeline templates (default: $FACERELAY_PIPELINES, then the installed or checked-out Pipelines/).")
     var pipelines: String?
 
+    @Flag(name: .customLong("compare-baseline"), help: "Relay the same input a second time without stickers, side by side in this process (to a file next to --output, or a temporary one for a network output), and print what the sticker costs: CPU by stage and memory.")
+    var compareBaseline = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -88,6 +91,12 @@ struct Run: ParsableCommand {
         guard reconnectMaxDelay >= 1, reconnectMaxDelay <= 600 else { throw ValidationError("--reconnect-max-delay must be 1...600 seconds") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if compareBaseline, sticker == BuiltInLook.off.rawValue {
+            throw ValidationError("--compare-baseline compares a sticker with the relay without one: give --sticker NAME (or landmarks)")
+        }
+        if compareBaseline, case .srtListener? = try? InputEndpoint(parsing: input) {
+            throw ValidationError("--compare-baseline needs an input two relays can read at once: a file, an RTMP stream or an SRT caller, not an SRT listener")
+        }
         if BuiltInLook(rawValue: sticker) == nil {
             do {
                 _ = try StickerLibrary.locate(explicit: stickerFolder.directory).path(of: sticker)
@@ -129,9 +138,25 @@ struct Run: ParsableCommand {
                                           look: .sticker(StickerRenderer(package: package)))
             }
             let session = try RelaySession(options: options, library: library, stage: stage, logger: logger)
-            let signals = StopSignals { session.requestStop() }
+            guard compareBaseline else {
+                let signals = StopSignals { session.requestStop() }
+                defer { signals.cancel() }
+                try session.run()
+                return
+            }
+            var baselineOptions = options
+            baselineOptions.output = try OutputEndpoint(parsing: BaselineComparison.outputPath(besides: output))
+            baselineOptions.statsJSONPath = nil
+            var baselineLogger = logger
+            baselineLogger[metadataKey: "relay"] = "baseline"
+            let baseline = try RelaySession(options: baselineOptions, library: library, stage: PassThroughStage(), logger: baselineLogger)
+            let signals = StopSignals {
+                session.requestStop()
+                baseline.requestStop()
+            }
             defer { signals.cancel() }
-            try session.run()
+            let comparison = try BaselineComparison.run(stickered: session, baseline: baseline)
+            print(comparison.table(sticker: sticker, baselineOutput: baselineOptions.output.description), terminator: "")
         }
     }
 }

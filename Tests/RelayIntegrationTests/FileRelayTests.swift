@@ -34,6 +34,35 @@ import Testing
         #expect(report.audio?.codec == "aac")
     }
 
+    /// `--compare-baseline` relays the input twice at once, with and without the sticker, and the
+    /// table shows tracking and compositing only on the stickered side, from the same frames.
+    @Test func compareBaselineShowsWhatTheStickerAdds() throws {
+        let directory = try Package.temporaryDirectory("compare")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p_close.mp4")
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--output", directory + "/out.mkv", "--sticker", "sunglasses",
+                                                         "--compare-baseline", "--stats-json", directory + "/stats.json"],
+                                     logDirectory: directory, name: "compare")
+        #expect(relay.wait(seconds: 180) == 0, "facerelay: \(relay.stderr)")
+        let rows = Dictionary(relay.stdout.split(separator: "\n").compactMap { line -> (String, [Double])? in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 4, let base = Double(fields[fields.count - 3]), let with = Double(fields[fields.count - 2]) else { return nil }
+            return (fields.dropLast(3).joined(separator: " "), [base, with])
+        }, uniquingKeysWith: { first, _ in first })
+        let track = try #require(rows["track"], "no track row in: \(relay.stdout)")
+        #expect(track[0] == 0 && track[1] > 0.3, "tracking only with the sticker: \(track)")
+        let composite = try #require(rows["composite"])
+        #expect(composite[1] > composite[0] + 0.1, "compositing (the copy and the glasses) only with the sticker: \(composite)")
+        let pool = try #require(rows["drawn-frame pool, MB"])
+        #expect(pool[0] == 0 && pool[1] > 10, "only the stickered relay holds drawn frames: \(pool)")
+        let encode = try #require(rows["encode"])
+        #expect(encode[0] > 1 && encode[1] > 1, "x264's threads are counted as encode on both sides: \(encode)")
+        #expect(rows["frames out"] == [600, 600], "both relays carried every frame: \(String(describing: rows["frames out"]))")
+        #expect(relay.stdout.contains("baseline output: \(directory)/out.baseline.mkv"))
+        #expect(try MediaReport(directory + "/out.baseline.mkv").frames.compactMap(\.index) == Array(0..<600))
+        #expect(try MediaReport(directory + "/out.mkv").frames.compactMap(\.index) == Array(0..<600))
+    }
+
     /// A broadcaster switching from 720p to 854x480 mid-stream: the relay goes on to the end, at the
     /// size it started with (upstream cannot take a new size without a new connection), and ends
     /// by itself.
