@@ -35,8 +35,8 @@ public enum FaceStageEvent: Sendable, Equatable {
 /// expressions, and draws a sticker (or the tracking overlay) on each. The look can be replaced
 /// while the stream runs; the new one takes over on the next frame, with fresh timelines.
 ///
-/// `@unchecked Sendable` because `tracker`, `look`, `scene` and `activeExpressions` are used by
-/// `analyse` and `draw` only, which the relay calls on its frame thread alone (`FrameStage`'s
+/// `@unchecked Sendable` because `tracker`, `look`, `scene`, `activeExpressions` and `shedding` are
+/// used by `noteBacklog`, `analyse` and `draw` only, which the relay calls on its frame thread alone (`FrameStage`'s
 /// contract). Everything read from other threads is a `Mutex` or an `Atomic`.
 public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     private let tracker: FaceTracker
@@ -54,6 +54,9 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     private let stickerCPU = Atomic<UInt64>(0)
     /// Tracking time measured around the tracker on the frame thread; the rest of `cpu` is detection.
     private let frameThreadTrackingCPU = Atomic<UInt64>(0)
+    private var shedding = LoadShedding()
+    private let lightenedFrames = Atomic<Int>(0)
+    private let loadLevel = Atomic<Int>(0)
     private let faceFrames = Atomic<Int>(0)
     private let faces = Atomic<Int>(0)
 
@@ -101,10 +104,22 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
             install(next)
             onEvent?(.lookChanged(name: next.name, seconds: seconds))
         }
-        let trackingStart = threadCPUNanoseconds()
-        tracker.process(frame.luma, seconds: seconds)
-        frameThreadTrackingCPU.add(threadCPUNanoseconds() &- trackingStart, ordering: .relaxed)
-        if !activeExpressions.isEmpty { endExpressionsOfLostFaces(seconds: seconds) }
+        // Under load, every other frame is lightened: at the first level it keeps the last fit,
+        // at the second it also goes out as decoded.
+        let oddFrame = frames.load(ordering: .relaxed) % 2 == 1
+        let lightened = shedding.level > .full && oddFrame
+        if lightened {
+            lightenedFrames.add(1, ordering: .relaxed)
+            if shedding.level == .drawEveryOtherFrame {
+                frames.add(1, ordering: .relaxed)
+                return .passThrough
+            }
+        } else {
+            let trackingStart = threadCPUNanoseconds()
+            tracker.process(frame.luma, seconds: seconds)
+            frameThreadTrackingCPU.add(threadCPUNanoseconds() &- trackingStart, ordering: .relaxed)
+            if !activeExpressions.isEmpty { endExpressionsOfLostFaces(seconds: seconds) }
+        }
         let visible = tracker.visibleFaceCount
         frames.add(1, ordering: .relaxed)
         faceFrames.add(visible, ordering: .relaxed)
@@ -138,12 +153,20 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
         }
     }
 
+    public func noteBacklog(queued: Int, capacity: Int) {
+        let level = shedding.update(queued: queued, capacity: capacity)
+        loadLevel.store(level.rawValue, ordering: .relaxed)
+    }
+
     public var trackingFigures: TrackingFigures? {
         let total = cpu.load(ordering: .relaxed)
         let onFrameThread = frameThreadTrackingCPU.load(ordering: .relaxed)
-        return TrackingFigures(frames: frames.load(ordering: .relaxed), cpuNanoseconds: total,
-                               faceFrames: faceFrames.load(ordering: .relaxed), stickerCPUNanoseconds: stickerCPU.load(ordering: .relaxed),
-                               detectionCPUNanoseconds: total > onFrameThread ? total - onFrameThread : 0)
+        var figures = TrackingFigures(frames: frames.load(ordering: .relaxed), cpuNanoseconds: total,
+                                      faceFrames: faceFrames.load(ordering: .relaxed), stickerCPUNanoseconds: stickerCPU.load(ordering: .relaxed),
+                                      detectionCPUNanoseconds: total > onFrameThread ? total - onFrameThread : 0)
+        figures.lightenedFrames = lightenedFrames.load(ordering: .relaxed)
+        figures.loadLevel = loadLevel.load(ordering: .relaxed)
+        return figures
     }
 
     // MARK: expressions

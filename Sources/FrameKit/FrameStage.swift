@@ -18,10 +18,15 @@ public protocol FrameStage: AnyObject {
     func draw(on frame: VideoFrame)
     /// Running totals of a stage that tracks faces, readable from any thread; nil for other stages.
     var trackingFigures: TrackingFigures? { get }
+    /// Before `analyse`: decoded frames waiting behind this one, and how many the queue holds before
+    /// whole frames are dropped (0 when the queue may fill, as for a file read as fast as possible).
+    /// A stage may do less while frames queue up.
+    func noteBacklog(queued: Int, capacity: Int)
 }
 
 extension FrameStage {
     public var trackingFigures: TrackingFigures? { nil }
+    public func noteBacklog(queued: Int, capacity: Int) {}
 }
 
 /// What face tracking and stickers have cost so far, and how many faces tracking saw.
@@ -35,6 +40,10 @@ public struct TrackingFigures: Sendable, Equatable {
     public var stickerCPUNanoseconds: UInt64 = 0
     /// The part of `cpuNanoseconds` spent on the detection thread, off the frame thread.
     public var detectionCPUNanoseconds: UInt64 = 0
+    /// Frames the stage lightened because frames queued up (tracking or stickers left out).
+    public var lightenedFrames = 0
+    /// How much the stage leaves out now: 0 nothing, 1 tracks every other frame, 2 also draws every other.
+    public var loadLevel = 0
 
     public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0, stickerCPUNanoseconds: UInt64 = 0, detectionCPUNanoseconds: UInt64 = 0) {
         self.frames = frames

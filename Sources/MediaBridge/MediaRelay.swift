@@ -559,6 +559,11 @@ public final class MediaRelay: @unchecked Sendable {
         }
         let duration = UInt64(fr_buffer_duration(buffer))
         let frame = videoFrame(mapped, pts: pts, duration: duration)
+        // A live input's queue drops frames once full: the stage is told how full it is, so that
+        // it can lighten its work first. A file's queue is meant to fill.
+        let live = settings.isLive(input)
+        stage.noteBacklog(queued: max(0, Int(fr_atomic_get(ingest.framesArrived)) - framesPulled.load(ordering: .relaxed)),
+                          capacity: live ? PipelineLibrary.videoQueueCapacity(live: true) : 0)
         var output: UnsafeMutablePointer<GstBuffer>?
         if stage.analyse(frame) == .draw, let pooled = egress.acquireFrameBuffer() {
             if gst_video_frame_map(drawn, egress.videoInfo, pooled, GST_MAP_WRITE) != 0 {

@@ -39,6 +39,10 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var stages: [String: StageFigures]
     /// What face tracking and stickers add to the relay the operator would run anyway.
     public var stickerOverhead: StickerOverhead
+    /// Frames the face stage lightened because frames queued up (tracking or stickers left out on
+    /// every other frame), and how much it leaves out now (0, 1 or 2; see `LoadShedding`).
+    public var lightenedFrames: Int
+    public var loadLevel: Int
     /// Frame memory the stream can hold: its ingest queue, the encoder's input queue and, once it
     /// draws, its pool of drawn frames, at their capacities.
     public var streamMemoryMb: Double
@@ -65,6 +69,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case stages
         case stickerOverhead = "sticker_overhead"
         case streamMemoryMb = "stream_memory_mb"
+        case lightenedFrames = "lightened_frames"
+        case loadLevel = "load_level"
     }
 
     /// One stage's CPU over the span: per frame out, as a share of one core, and in seconds.
@@ -128,6 +134,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
                 stickerMsPerFrame = frames > 0 ? Double(tracking.stickerCPUNanoseconds - before.stickerCPUNanoseconds) / 1e6 / Double(frames) : 0
             }
         }
+        lightenedFrames = (counters.tracking?.lightenedFrames ?? 0) - (start.counters.tracking?.lightenedFrames ?? 0)
+        loadLevel = counters.tracking?.loadLevel ?? 0
         let spent = StageCPU(counters).minus(StageCPU(start.counters))
         var stages: [String: StageFigures] = [:]
         for (stage, nanoseconds) in spent.byStage {
@@ -157,6 +165,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
             + " sticker_overhead=\(formatted(stickerOverhead.percentOfCore, decimals: 1))%core"
             + "(\(formatted(stickerOverhead.ratioToTranscode, decimals: 2))x transcode)"
             + (timestampsRepaired > 0 ? " timestamps_repaired=\(timestampsRepaired)" : "")
+            + (lightenedFrames > 0 || loadLevel > 0 ? " lightened_frames=\(lightenedFrames) load_level=\(loadLevel)" : "")
     }
 
     public func json() throws -> Data {

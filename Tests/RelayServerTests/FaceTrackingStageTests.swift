@@ -2,7 +2,7 @@ import Compositor
 import FaceTestSupport
 import FaceTracking
 import FrameKit
-import FaceStage
+@testable import FaceStage
 import RelayServer
 import StickerKit
 import Testing
@@ -46,5 +46,68 @@ import Testing
         let figures = stage.trackingFigures
         #expect(figures?.frames == 4 && figures?.faceFrames == 4)
         #expect((figures?.stickerCPUNanoseconds ?? 0) > 0)
+    }
+}
+
+/// The face stage under load: it lightens its work step by step while a live stream's frames queue
+/// up, and steps back once the queue stays nearly empty.
+@Suite struct LoadSheddingTests {
+    @Test func stepsUpWhileFramesQueueAndBackWhenCalm() {
+        var shedding = LoadShedding()
+        #expect(shedding.update(queued: 4, capacity: 10) == .full, "under half full: nothing changes")
+        #expect(shedding.update(queued: 5, capacity: 10) == .trackEveryOtherFrame, "half full: the first step at once")
+        for _ in 0..<14 { #expect(shedding.update(queued: 9, capacity: 10) == .trackEveryOtherFrame, "a step settles before the next") }
+        #expect(shedding.update(queued: 9, capacity: 10) == .drawEveryOtherFrame)
+        for _ in 0..<100 { _ = shedding.update(queued: 10, capacity: 10) }
+        #expect(shedding.level == .drawEveryOtherFrame, "no step beyond the last")
+        for _ in 0..<59 { _ = shedding.update(queued: 1, capacity: 10) }
+        #expect(shedding.level == .drawEveryOtherFrame, "calm must last two seconds")
+        _ = shedding.update(queued: 3, capacity: 10)
+        for _ in 0..<59 { _ = shedding.update(queued: 2, capacity: 10) }
+        #expect(shedding.level == .drawEveryOtherFrame, "a frame in between restarts the calm")
+        #expect(shedding.update(queued: 2, capacity: 10) == .trackEveryOtherFrame)
+        for _ in 0..<60 { _ = shedding.update(queued: 0, capacity: 10) }
+        #expect(shedding.level == .full)
+    }
+
+    @Test func aQueueThatMayFillChangesNothing() {
+        var shedding = LoadShedding()
+        for _ in 0..<100 { #expect(shedding.update(queued: 4, capacity: 0) == .full) }
+    }
+
+    /// Tracking runs on every other frame at the first step; at the second, every other frame goes
+    /// out as decoded; the figures say how many frames were lightened and at which level.
+    @Test func theStageLightensEveryOtherFrame() {
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
+        defer { pixels.deallocate() }
+        func frame(_ index: Int) -> VideoFrame {
+            let chroma = pixels + 1280 * 720
+            return VideoFrame(format: .i420, luma: Plane(base: pixels, stride: 1280, width: 1280, height: 720),
+                              chromaU: Plane(base: chroma, stride: 640, width: 640, height: 360),
+                              chromaV: Plane(base: chroma + 640 * 360, stride: 640, width: 640, height: 360),
+                              pts: Int64(index) * 33_333_333, duration: 33_333_333)
+        }
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
+        let stage = FaceTrackingStage(tracker: tracker, look: .landmarks)
+        for index in 0..<10 {
+            stage.noteBacklog(queued: 0, capacity: 10)
+            #expect(stage.analyse(frame(index)) == .draw)
+        }
+        #expect(tracker.framesProcessed == 10)
+        stage.noteBacklog(queued: 6, capacity: 10)
+        for index in 10..<20 {
+            #expect(stage.analyse(frame(index)) == .draw, "at the first step every frame still gets its overlay")
+            if index < 19 { stage.noteBacklog(queued: 6, capacity: 10) }
+        }
+        #expect(tracker.framesProcessed == 15, "tracked every other frame: \(tracker.framesProcessed)")
+        for _ in 0..<15 { stage.noteBacklog(queued: 9, capacity: 10) }
+        let decisions = (20..<30).map { index in stage.analyse(frame(index)) }
+        #expect(decisions.filter { $0 == .passThrough }.count == 5, "every other frame goes out as decoded: \(decisions)")
+        let figures = stage.trackingFigures
+        #expect(figures?.loadLevel == 2 && figures?.lightenedFrames == 10, "\(String(describing: figures))")
     }
 }
