@@ -24,9 +24,11 @@ public enum HTTPServer {
         let name: String
     }
 
-    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, logger: Logger) -> some ApplicationProtocol {
+    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, sharedMemoryBytes: [String: Double] = [:],
+                                   logger: Logger) -> some ApplicationProtocol {
         let config = registry.config
-        let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable")
+        let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable",
+                                     sharedMemoryBytes: sharedMemoryBytes)
         let control = ControlProtocol(registry: registry)
         let router = Router(context: HTTPRequestContext.self)
         router.get("/healthz") { _, _ in "ok\n" }

@@ -9,17 +9,20 @@ import StickerKit
 /// servers, and `run` returns.
 public struct ServeService: Sendable {
     public let registry: StreamRegistry
+    /// Memory every stream shares (`landmark_model`, `stickers`), for /metrics.
+    let sharedMemoryBytes: [String: Double]
     let logger: Logger
 
-    public init(registry: StreamRegistry, logger: Logger) {
+    public init(registry: StreamRegistry, sharedMemoryBytes: [String: Double] = [:], logger: Logger) {
         self.registry = registry
+        self.sharedMemoryBytes = sharedMemoryBytes
         self.logger = logger
     }
 
     public func run() async throws {
         let config = registry.config
         let control = ControlServer(path: config.controlSocket, control: ControlProtocol(registry: registry), events: registry.events, logger: logger)
-        let http = HTTPServer.application(registry: registry, address: config.http, logger: logger)
+        let http = HTTPServer.application(registry: registry, address: config.http, sharedMemoryBytes: sharedMemoryBytes, logger: logger)
         // A ServiceGroup shuts its services down in reverse order: the streams first, so that each
         // output is finalised while the sockets still answer.
         let group = ServiceGroup(configuration: .init(

@@ -40,10 +40,14 @@ public final class ServiceMetrics: Sendable {
     private let subscribers: CoreMetrics.Gauge
     private let residentMemory: CoreMetrics.Gauge
 
-    public init(streams: StreamRegistry, version: String, build: String) {
+    /// `sharedMemoryBytes`: what every stream shares, by part, reported once.
+    public init(streams: StreamRegistry, version: String, build: String, sharedMemoryBytes: [String: Double] = [:]) {
         self.streams = streams
         factory = PrometheusMetricsFactory(registry: registry)
         CoreMetrics.Gauge(label: "facerelay_info", dimensions: [("version", version), ("build", build)], factory: factory).record(1)
+        for (part, bytes) in sharedMemoryBytes {
+            CoreMetrics.Gauge(label: "facerelay_shared_memory_bytes", dimensions: [("part", part)], factory: factory).record(bytes)
+        }
         streamCount = CoreMetrics.Gauge(label: "facerelay_streams", factory: factory)
         subscribers = CoreMetrics.Gauge(label: "facerelay_subscribers", factory: factory)
         residentMemory = CoreMetrics.Gauge(label: "facerelay_process_resident_memory_bytes", factory: factory)

@@ -83,7 +83,9 @@ struct Serve: AsyncParsableCommand {
         let expressions = settings.defaults.tracking.expressions.rules.map(\.analyser.name)
         let catalog = StickerCatalog(library: try StickerLibrary.locate(explicit: settings.stickers),
                                      loader: try loader(pipelines: library, expressions: expressions))
+        let beforeStickers = ProcessUsage.now().residentMegabytes
         let report = catalog.reload()
+        let stickersMegabytes = ProcessUsage.now().residentMegabytes - beforeStickers
         for problem in report.failed {
             logger.warning("sticker \(problem.name) is not available: \(problem.message)")
         }
@@ -96,14 +98,18 @@ struct Serve: AsyncParsableCommand {
             }
         }
         // One model for every stream, loaded now: a missing model stops the service at start.
+        let beforeModel = ProcessUsage.now().residentMegabytes
         let model = try LandmarkModel(path: settings.landmarkModel ?? defaultLandmarkModelPath)
+        let modelMegabytes = ProcessUsage.now().residentMegabytes - beforeModel
         let registry = StreamRegistry(config: settings, catalog: catalog, events: EventHub(), library: library,
                                       makeTracker: { trackerSettings in try makeFaceTracker(settings: trackerSettings, model: model) },
                                       logger: logger)
         logger.info("serving", metadata: ["control_socket": "\(settings.controlSocket)", "http": "\(settings.http)",
                                           "stickers": "\(report.loaded.count)", "routes": "\(settings.applications.keys.sorted().joined(separator: ","))",
                                           "srt_listeners": "\(settings.srtListeners.count)"])
-        return ServeService(registry: registry, logger: logger)
+        // What every stream shares, measured as the resident memory each part added when loaded.
+        let shared = ["landmark_model": max(0, modelMegabytes) * 1_048_576, "stickers": max(0, stickersMegabytes) * 1_048_576]
+        return ServeService(registry: registry, sharedMemoryBytes: shared, logger: logger)
     }
 }
 
