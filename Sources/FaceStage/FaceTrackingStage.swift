@@ -104,16 +104,10 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
             install(next)
             onEvent?(.lookChanged(name: next.name, seconds: seconds))
         }
-        // Under load, every other frame is lightened: at the first level it keeps the last fit,
-        // at the second it also goes out as decoded.
-        let oddFrame = frames.load(ordering: .relaxed) % 2 == 1
-        let lightened = shedding.level > .full && oddFrame
-        if lightened {
+        // Under load, faces are refitted on every second or fourth frame only; the frames between
+        // keep the last fit (and their stickers).
+        if frames.load(ordering: .relaxed) % shedding.level.trackingStride != 0 {
             lightenedFrames.add(1, ordering: .relaxed)
-            if shedding.level == .drawEveryOtherFrame {
-                frames.add(1, ordering: .relaxed)
-                return .passThrough
-            }
         } else {
             let trackingStart = threadCPUNanoseconds()
             tracker.process(frame.luma, seconds: seconds)

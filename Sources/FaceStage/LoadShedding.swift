@@ -1,17 +1,21 @@
 /// What the face stage leaves out when a live stream's frames queue up (the stage or the encoder
 /// cannot keep up, or the machine is busy), so that it lightens its own work before the queue
-/// overflows and whole frames are dropped: first it tracks every other frame (detection with it),
-/// then it also leaves every other frame without stickers. It steps back once the queue has stayed
-/// nearly empty for two seconds.
+/// overflows and whole frames are dropped: first it refits faces on every other frame (detection
+/// with it), then on every fourth; stickers stay on every frame, drawn at the last fit, since a
+/// sticker blinking on and off is worse to watch than one that lags a frame. It steps back once
+/// the queue has stayed nearly empty for two seconds.
 public struct LoadShedding: Sendable, Equatable {
     public enum Level: Int, Sendable, Comparable {
         case full = 0
         /// Faces are refitted on every other frame; the frames between keep the last fit.
         case trackEveryOtherFrame = 1
-        /// Also every other frame goes out as decoded, with neither tracking nor stickers.
-        case drawEveryOtherFrame = 2
+        /// Faces are refitted on every fourth frame.
+        case trackEveryFourthFrame = 2
 
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+
+        /// Frames from one refit to the next.
+        public var trackingStride: Int { 1 << rawValue }
     }
 
     /// Frames between two steps up, so that a step's effect shows in the queue before the next.
@@ -32,7 +36,7 @@ public struct LoadShedding: Sendable, Equatable {
         guard capacity > 0 else { return level }
         if queued * 2 >= capacity {
             calmFrames = 0
-            if level < .drawEveryOtherFrame, framesSinceStep >= Self.framesToSettle {
+            if level < .trackEveryFourthFrame, framesSinceStep >= Self.framesToSettle {
                 level = Level(rawValue: level.rawValue + 1)!
                 framesSinceStep = 0
             }

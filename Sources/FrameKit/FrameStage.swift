@@ -40,9 +40,9 @@ public struct TrackingFigures: Sendable, Equatable {
     public var stickerCPUNanoseconds: UInt64 = 0
     /// The part of `cpuNanoseconds` spent on the detection thread, off the frame thread.
     public var detectionCPUNanoseconds: UInt64 = 0
-    /// Frames the stage lightened because frames queued up (tracking or stickers left out).
+    /// Frames the stage lightened because frames queued up (drawn at the last fit, not refitted).
     public var lightenedFrames = 0
-    /// How much the stage leaves out now: 0 nothing, 1 tracks every other frame, 2 also draws every other.
+    /// How much the stage leaves out now: 0 nothing, 1 refits every other frame, 2 every fourth.
     public var loadLevel = 0
 
     public init(frames: Int = 0, cpuNanoseconds: UInt64 = 0, faceFrames: Int = 0, stickerCPUNanoseconds: UInt64 = 0, detectionCPUNanoseconds: UInt64 = 0) {

@@ -39,8 +39,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var stages: [String: StageFigures]
     /// What face tracking and stickers add to the relay the operator would run anyway.
     public var stickerOverhead: StickerOverhead
-    /// Frames the face stage lightened because frames queued up (tracking or stickers left out on
-    /// every other frame), and how much it leaves out now (0, 1 or 2; see `LoadShedding`).
+    /// Frames the face stage lightened because frames queued up (drawn at the last fit instead of
+    /// refitted), and how much it leaves out now (0, 1 or 2; see `LoadShedding`).
     public var lightenedFrames: Int
     public var loadLevel: Int
     /// Frame memory the stream can hold: its ingest queue, the encoder's input queue and, once it
