@@ -8,6 +8,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 static inline gboolean fr_gst_init(char **error_message) {
     GError *error = NULL;
@@ -337,6 +338,9 @@ static inline void fr_pad_probe_task_data(GstPad *pad, GstPadProbeCallback callb
         : (GstPadProbeType)(GST_PAD_PROBE_TYPE_PULL | GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
     gst_pad_add_probe(pad, mask, callback, user_data, notify);
 }
+
+/// At most `count` glibc malloc arenas for the whole process (see GStreamer.initialize).
+static inline void fr_limit_malloc_arenas(int count) { mallopt(M_ARENA_MAX, count); }
 
 /// Names the calling thread (Linux keeps the first 15 characters).
 static inline void fr_name_current_thread(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }

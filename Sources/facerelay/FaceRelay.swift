@@ -11,6 +11,11 @@ struct FaceRelay: AsyncParsableCommand {
         abstract: "Live-stream face sticker relay: RTMP/SRT in, stickers on every face, RTMP/SRT out.",
         subcommands: [Run.self, Serve.self, Ctl.self, Inspect.self, Stickers.self]
     )
+
+    static func main() async {
+        limitMallocArenasForThreadChurn()
+        await main(nil)
+    }
 }
 
 /// Runs a command's work. A failure FaceRelay describes itself (bad input, a broken template, a

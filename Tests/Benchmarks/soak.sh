@@ -48,7 +48,7 @@ pids+=($!)
 stickers=(sunglasses cat flames carnival none landmarks crown)
 figure() { "$facerelay" ctl streams --json 2>/dev/null | jq -r ".result.streams[0].$1 // \"gone\""; }
 echo "seconds,rss_mb,cpu_s,frames_out,frames_dropped,reconnects,state" > "$out/soak.csv"
-echo "lost_at_s,platform_back_at_s,relaying_again_at_s" > "$out/recoveries.csv"
+echo "lost_at_s,platform_back_at_s,output_again_at_s,relaying_again_at_s" > "$out/recoveries.csv"
 start=$(date +%s.%N)
 elapsed() { echo "$(date +%s.%N) - $start" | bc; }
 ticks=$(( minutes * 60 * 4 ))
@@ -71,12 +71,18 @@ for tick in $(seq 1 "$ticks"); do
     platform_pid=$("$root/deploy/rtmp-server.sh" "$work/platform" "$platform_port")
     back=$(elapsed)
     down_since=$lost
+    frames_at_back=$(figure frames_out)
+    flowing_at=""
+  fi
+  # The output flows again once frames reach a rebuilt egress.
+  if [ -n "$down_since" ] && [ -z "$flowing_at" ] && [ "$(figure frames_out)" -gt "$frames_at_back" ]; then
+    flowing_at=$(elapsed)
   fi
   # Recovered: the stream reconnected since the loss and its state is relaying again (which
   # FaceRelay reports once the new output has run without error for 2 s).
   if [ -n "$down_since" ] && [ "$(figure state)" = relaying ] \
      && [ "$("$facerelay" ctl stats soak --json | jq -r '.result.streams[0].output_reconnects')" -gt "$reconnects_before" ]; then
-    echo "$down_since,$back,$(elapsed)" >> "$out/recoveries.csv"
+    echo "$down_since,$back,${flowing_at:-$(elapsed)},$(elapsed)" >> "$out/recoveries.csv"
     down_since=""
   fi
   if (( tick % 40 == 0 )); then
