@@ -5,11 +5,14 @@
 # prints where it is.
 #   deploy/demo.sh [STICKER]        (default: sunglasses; see facerelay stickers list)
 # Every step is bounded in time, so the demo ends by itself, with an error if a step got stuck.
+# FACERELAY_BIN runs a facerelay already built instead of building one; FACERELAY_DEMO_OUTPUT
+# changes where the results go (the test suite runs the demo that way).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sticker=${1:-sunglasses}
-out=$root/demo-output
+out=${FACERELAY_DEMO_OUTPUT:-$root/demo-output}
 mkdir -p "$out"
+facerelay=${FACERELAY_BIN:-}
 
 # Runs a step for at most SECONDS, then SIGTERM, then SIGKILL 10 s later.
 bounded() { # SECONDS COMMAND...
@@ -27,8 +30,11 @@ await_line() { # SECONDS FILE PATTERN
 }
 
 bounded 1800 "$root/deploy/install-deps.sh"
-echo "== building (release)"
-(cd "$root" && bounded 3600 swift build -c release 2>&1 | tail -1)
+if [ -z "$facerelay" ]; then
+  echo "== building (release)"
+  (cd "$root" && bounded 3600 swift build -c release 2>&1 | tail -1)
+  facerelay=$root/.build/release/facerelay
+fi
 echo "== making the sample face stream (real photo, known motion)"
 bounded 900 "$root/Tests/Fixtures/make-fixtures.sh" "$root/.build/test-fixtures" > /dev/null
 input=$root/.build/test-fixtures/face_720p_close.mp4
@@ -60,7 +66,7 @@ whole=${seconds%.*}
 # The relay pulls the broadcaster's key and publishes to the platform's key; SIGTERM (from the
 # bound) makes it finish its output cleanly. Background steps are bounded by timeout directly, so
 # that the pid is timeout's, which passes a signal on to its command.
-timeout --kill-after=10 $(( whole + 60 )) "$root/.build/release/facerelay" run --input "$ingest" --output "$platform" \
+timeout --kill-after=10 $(( whole + 60 )) "$facerelay" run --input "$ingest" --output "$platform" \
   --sticker "$sticker" --stats-interval 4 --stats-json "$out/stats.json" &
 relay=$!
 # nginx-rtmp gives a player that joins a running stream only what follows the next keyframe, so the
