@@ -7,6 +7,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+#include <gst/pbutils/pbutils.h>
 #include <sys/prctl.h>
 
 static inline gboolean fr_gst_init(char **error_message) {
@@ -296,6 +297,20 @@ static inline char *fr_message_missing_plugin(GstMessage *message) {
     char *text = g_strdup_printf("%s for %s", kind != NULL ? kind : "element", caps_text != NULL ? caps_text : "unknown media");
     g_free(caps_text);
     return text;
+}
+
+/// For a missing-plugin message about a decoder: the caps' media type ("video/x-dirac") and
+/// GStreamer's name for the codec ("Dirac"), each for the caller to g_free; FALSE otherwise.
+static inline gboolean fr_message_missing_decoder(GstMessage *message, char **media_type, char **codec_name) {
+    const GstStructure *structure = gst_message_get_structure(message);
+    if (structure == NULL || !gst_structure_has_name(structure, "missing-plugin")) return FALSE;
+    const GValue *detail = gst_structure_get_value(structure, "detail");
+    if (g_strcmp0(gst_structure_get_string(structure, "type"), "decoder") != 0 || detail == NULL || !G_VALUE_HOLDS(detail, GST_TYPE_CAPS)) return FALSE;
+    const GstCaps *caps = gst_value_get_caps(detail);
+    if (caps == NULL || gst_caps_get_size(caps) == 0) return FALSE;
+    *media_type = g_strdup(gst_structure_get_name(gst_caps_get_structure(caps, 0)));
+    *codec_name = gst_pb_utils_get_codec_description(caps);
+    return TRUE;
 }
 
 static inline gboolean fr_is_stream_error(GQuark domain) { return domain == GST_STREAM_ERROR; }

@@ -237,7 +237,7 @@ public final class MediaRelay: @unchecked Sendable {
             audioThread.join()
         }
 
-        var missingPlugin: String?
+        var missingPlugin: MissingPlugin?
         var egressFinished = false
 
         func fail(_ error: MediaError) {
@@ -260,8 +260,8 @@ public final class MediaRelay: @unchecked Sendable {
                     } else {
                         fail(describeInputError(error, missingPlugin: missingPlugin))
                     }
-                case .missingPlugin(let description):
-                    missingPlugin = description
+                case .missingPlugin(let missing):
+                    noteMissingPlugin(missing, into: &missingPlugin)
                 case .warning(let source, let text):
                     logger.warning("input: \(text)", metadata: ["element": "\(source)"])
                 case .endOfStream:
@@ -271,7 +271,16 @@ public final class MediaRelay: @unchecked Sendable {
             let streams = ingest.snapshot
             if let failure = streams.failure { fail(failure) }
             if streams.allPadsKnown, streams.videoSink == nil {
-                fail(MediaError(.input, "input \(input) has no video stream\(streams.audioSink == nil ? "" : " (only audio)"); FaceRelay needs a video stream"))
+                // decodebin tells of a video it cannot decode before it announces its last pad, but
+                // that message may still wait on the bus: read it, so that the error names the codec.
+                while let event = GStreamer.popBus(ingest.pipeline, timeoutNanoseconds: 0) {
+                    if case .missingPlugin(let missing) = event { noteMissingPlugin(missing, into: &missingPlugin) }
+                }
+                if let missingPlugin, missingPlugin.isVideoDecoder {
+                    fail(undecodableInput(missingPlugin))
+                } else {
+                    fail(MediaError(.input, "input \(input) has no video stream\(streams.audioSink == nil ? "" : " (only audio)"); FaceRelay needs a video stream"))
+                }
             }
 
             let egress = shared.withLock { $0.egress }
@@ -295,8 +304,8 @@ public final class MediaRelay: @unchecked Sendable {
                     }
                 case .warning(let source, let text):
                     logger.warning("output: \(text)", metadata: ["element": "\(source)"])
-                case .missingPlugin(let description):
-                    fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(description)"))
+                case .missingPlugin(let missing):
+                    fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(missing.description)"))
                 }
             } else if egress == nil {
                 sleep(seconds: 0.02)
@@ -362,15 +371,30 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
-    private func describeInputError(_ error: BusError, missingPlugin: String?) -> MediaError {
+    /// Keeps the missing plugin that matters most (a video decoder: without it there is no stream)
+    /// and says so when only a secondary stream (audio, data) is lost to it.
+    private func noteMissingPlugin(_ missing: MissingPlugin, into kept: inout MissingPlugin?) {
+        if kept?.isVideoDecoder != true { kept = missing }
+        if missing.decodedMediaType != nil, !missing.isVideoDecoder {
+            logger.warning("input \(input) carries \(missing.what), which GStreamer on this machine cannot decode; relaying without it",
+                           metadata: ["input": "\(input)"])
+        }
+    }
+
+    private func undecodableInput(_ missing: MissingPlugin) -> MediaError {
+        if missing.isVideoDecoder {
+            return MediaError(.input, "input \(input) carries \(missing.what), which GStreamer on this machine cannot decode; have the broadcaster send H.264 or H.265 video, or install a GStreamer plugin that decodes it")
+        }
+        return MediaError(.input, "input \(input) needs a GStreamer plugin that is not installed (\(missing.what)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
+    }
+
+    private func describeInputError(_ error: BusError, missingPlugin: MissingPlugin?) -> MediaError {
         // nginx-rtmp ends a play nobody publishes to after a while, which can come before the input
         // time-out; the demuxer then sees end-of-stream before any data.
         if case .rtmp(let url) = input, shared.withLock({ $0.info == nil }), error.isUnrecognisedMedia {
             return MediaError(.input, "no video from \(url): the server ended the stream before any data came; is the stream key publishing?")
         }
-        if let missingPlugin {
-            return MediaError(.input, "input \(input) uses a codec this machine cannot decode (\(missingPlugin)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
-        }
+        if let missingPlugin { return undecodableInput(missingPlugin) }
         if error.isUnrecognisedMedia {
             return MediaError(.input, "input \(input) is not a media stream GStreamer recognises (\(error.text)); send FLV, MP4, MKV or MPEG-TS with H.264 video")
         }
