@@ -8,6 +8,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <gst/pbutils/pbutils.h>
+#include <gio/gio.h>
 #include <sys/prctl.h>
 
 static inline gboolean fr_gst_init(char **error_message) {
@@ -102,6 +103,34 @@ static inline void fr_connect_no_more_pads(GstElement *element, fr_no_more_pads_
 }
 static inline void fr_connect_deep_element_added(GstElement *bin, fr_element_added_callback callback, gpointer user_data) {
     g_signal_connect(bin, "deep-element-added", G_CALLBACK(callback), user_data);
+}
+
+/// srtsrc's "caller-connecting": return TRUE to let the handshake go on (libsrt may still refuse it).
+typedef gboolean (*fr_caller_connecting_callback)(GstElement *element, GSocketAddress *address, const gchar *stream_id, gpointer user_data);
+static inline void fr_connect_caller_connecting(GstElement *element, fr_caller_connecting_callback callback, gpointer user_data) {
+    g_signal_connect(element, "caller-connecting", G_CALLBACK(callback), user_data);
+}
+
+/// "host:port" of an IP socket address, for the caller to g_free; NULL for another kind.
+static inline char *fr_socket_address_string(GSocketAddress *address) {
+    if (address == NULL || !G_IS_INET_SOCKET_ADDRESS(address)) return NULL;
+    GInetSocketAddress *inet = G_INET_SOCKET_ADDRESS(address);
+    char *host = g_inet_address_to_string(g_inet_socket_address_get_address(inet));
+    char *text = g_strdup_printf("%s:%u", host, (unsigned) g_inet_socket_address_get_port(inet));
+    g_free(host);
+    return text;
+}
+
+/// The first element of a bin (searched recursively) made by the named factory, with a reference; or NULL.
+static inline GstElement *fr_bin_find_by_factory(GstElement *bin, const char *factory_name) {
+    GstIterator *iterator = gst_bin_iterate_all_by_element_factory_name(GST_BIN(bin), factory_name);
+    if (iterator == NULL) return NULL;
+    GValue item = G_VALUE_INIT;
+    GstElement *found = NULL;
+    if (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) found = GST_ELEMENT(g_value_dup_object(&item));
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+    return found;
 }
 
 // MARK: pads and caps

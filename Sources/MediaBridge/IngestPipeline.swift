@@ -35,6 +35,11 @@ final class IngestPipeline: @unchecked Sendable {
         var audioMediaType: String?
     }
     private let branches = Locked(Branches())
+    /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
+    private var srtWatch: Int?
+    private let srtRefusals = Locked<SRTRefusal?>(nil)
+    /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
+    var lastSRTRefusal: SRTRefusal? { srtRefusals.withLock { $0 } }
 
     init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
         self.logger = logger
@@ -54,6 +59,16 @@ final class IngestPipeline: @unchecked Sendable {
             throw MediaError(.pipelineTemplate, "\(error)")
         }
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
+        if case .srtListener(let uri) = input, let source = fr_bin_find_by_factory(pipeline, "srtsrc") {
+            // A refused caller never reaches the pipeline: without this, a broadcaster with the
+            // wrong passphrase would look like no broadcaster at all.
+            let hasPassphrase = uri.split(separator: "?").last?.split(separator: "&").contains { $0.hasPrefix("passphrase=") } ?? false
+            srtWatch = SRTCallerWatch.shared.watch(source, hasPassphrase: hasPassphrase) { [logger, inputName, srtRefusals] refusal in
+                srtRefusals.withLock { $0 = refusal }
+                logger.warning("\(refusal); still listening on \(inputName)", metadata: ["input": "\(inputName)"])
+            }
+            fr_unref(source)
+        }
         framesArrived = .allocate(capacity: 1)
         framesArrived.initialize(to: 0)
         // Branch templates are checked now so that a typo is reported at start, not mid-stream.
@@ -85,6 +100,7 @@ final class IngestPipeline: @unchecked Sendable {
 
     deinit {
         fr_set_state(pipeline, GST_STATE_NULL)
+        if let srtWatch { SRTCallerWatch.shared.stopWatching(srtWatch) }
         streams.withLock { streams in
             fr_unref(streams.videoSink)
             fr_unref(streams.audioSink)

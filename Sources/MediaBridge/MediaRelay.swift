@@ -362,10 +362,12 @@ public final class MediaRelay: @unchecked Sendable {
         switch input {
         case .rtmp(let url):
             return "no video from \(url) within \(wait): is the stream key publishing? (raise --input-timeout to wait longer)"
-        case .srtListener(let uri):
-            return "no broadcaster sent video to \(uri) within \(wait) (raise --input-timeout, or 0 to wait forever)"
-        case .srtCaller(let uri):
-            return "no video from \(uri) within \(wait): is the SRT listener up? (raise --input-timeout to wait longer)"
+        case .srtListener:
+            // The input's description, not its URI: the URI holds the passphrase.
+            let refused = ingest.lastSRTRefusal.map { "; the last caller was refused: \($0)" } ?? ""
+            return "no broadcaster sent video to \(input) within \(wait) (raise --input-timeout, or 0 to wait forever)\(refused)"
+        case .srtCaller:
+            return "no video from \(input) within \(wait): is the SRT listener up? (raise --input-timeout to wait longer)"
         case .file(let path):
             return "no video decoded from \(path) within \(wait)"
         }
