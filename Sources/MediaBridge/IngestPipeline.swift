@@ -25,6 +25,10 @@ final class IngestPipeline: @unchecked Sendable {
         var audioIsPassThrough = false
         var allPadsKnown = false
         var failure: MediaError?
+        /// "audio", "video": the kinds of stream the demuxer found so far, before decodebin
+        /// exposes them (it waits until it knows them all, which a demuxer told to expect a
+        /// track that never comes may not say for seconds).
+        var demuxedKinds: Set<String> = []
     }
     private let streams = Locked(Streams())
 
@@ -87,15 +91,25 @@ final class IngestPipeline: @unchecked Sendable {
             guard let context else { return }
             Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { $0.allPadsKnown = true }
         }, context)
-        fr_connect_deep_element_added(pipeline, { _, _, element, _ in
-            guard let element else { return }
-            // Corrupt pictures are dropped at the decoder rather than relayed as green smears.
+        fr_connect_deep_element_added(pipeline, { _, _, element, context in
+            guard let element, let context else { return }
+            // Pictures the decoder knows to be corrupt (no reference picture after a loss) are
+            // dropped rather than relayed as green smears; damaged slices are concealed, as
+            // any player does.
             if fr_element_has_property(element, "output-corrupt") != 0 { fr_set_bool(element, "output-corrupt", 0) }
+            if let klass = gst_element_get_metadata(element, "klass"), String(cString: klass).contains("Demux") {
+                fr_connect_pad_added(element, { _, pad, context in
+                    guard let pad, let context else { return }
+                    let name = String(cString: fr_object_name(pad))
+                    guard let kind = ["audio", "video"].first(where: { name.hasPrefix($0) }) else { return }
+                    Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { _ = $0.demuxedKinds.insert(kind) }
+                }, context)
+            }
             // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
             // MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it converges
             // and shifts audio against video by tens of milliseconds.
             if String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
-        }, nil)
+        }, context)
     }
 
     deinit {

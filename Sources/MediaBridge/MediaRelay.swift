@@ -359,6 +359,14 @@ public final class MediaRelay: @unchecked Sendable {
 
     private func noMediaMessage() -> String {
         let wait = "\(settings.inputTimeoutSeconds) s"
+        // A demuxer told to expect video (an RTMP pull's FLV header always announces both tracks)
+        // waits for it and never says there is none: audio alone is the broadcaster's mistake,
+        // not a silent input.
+        let streams = ingest.snapshot
+        let onlyAudio = streams.audioSink != nil || streams.demuxedKinds.contains("audio") && !streams.demuxedKinds.contains("video")
+        if onlyAudio, streams.videoSink == nil {
+            return "input \(input) has no video stream (only audio for \(wait)); FaceRelay needs a video stream: check the broadcaster's video source and encoder"
+        }
         switch input {
         case .rtmp(let url):
             return "no video from \(url) within \(wait): is the stream key publishing? (raise --input-timeout to wait longer)"
