@@ -119,7 +119,9 @@ struct MissingPlugin {
     var what: String {
         guard let decodedMediaType else { return description }
         let kind = decodedMediaType.hasPrefix("video/") ? "video" : decodedMediaType.hasPrefix("audio/") ? "audio" : "data"
-        return "\(codecName ?? "unknown") \(kind) (\(decodedMediaType))"
+        // pbutils names a codec it does not know by its media type: say so in words.
+        guard let codecName, codecName != decodedMediaType else { return "\(kind) in a codec GStreamer does not know (\(decodedMediaType))" }
+        return "\(codecName) \(kind) (\(decodedMediaType))"
     }
 }
 

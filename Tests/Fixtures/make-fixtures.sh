@@ -84,6 +84,9 @@ fi
 # H.265 (decodable here), and Dirac (VC-2), which GStreamer here cannot decode, each with AAC audio.
 [ -s face_h265.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -s 640x360 -c:v libx265 -preset ultrafast -x265-params log-level=error -c:a copy face_h265.part.mkv && mv face_h265.part.mkv face_h265.mkv; }
 [ -s face_dirac.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 320x180 -c:v vc2 -b:v 600k -c:a copy face_dirac.part.mkv && mv face_dirac.part.mkv face_dirac.mkv; }
+# H.264 with audio in a codec nobody knows: the MP3 track's Matroska codec id renamed.
+[ -s unknown_audio.mkv ] || /usr/bin/python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(data.replace(b"A_MPEG/L3", b"A_QQQQ/Q3", 1))' \
+  face_720p_mp3.mkv unknown_audio.mkv
 # Sizes and rates: 4K for one second, a 64x64 thumbnail-sized stream, 60 fps, and a variable
 # frame rate (all frames for 2 s, every other one for 2 s, then one in five missing).
 [ -s face_4k.mp4 ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 3840x2160 -c:v libx264 -preset ultrafast -g 30 -c:a copy face_4k.part.mp4 && mv face_4k.part.mp4 face_4k.mp4; }

@@ -96,6 +96,19 @@ import Testing
         #expect(!run.outputExists, "an output was started for a stream that never had a frame")
     }
 
+    /// H.264 with an audio track in a codec nobody knows: the video is relayed, the audio left out
+    /// with a warning that says so.
+    @Test func anUnknownAudioCodecIsLeftOutWithAWarning() throws {
+        let run = try FileRun("unknown_audio.mkv", timeout: 60)
+        defer { run.remove() }
+        #expect(run.status == 0 && run.exitedNormally, "facerelay: \(run.stderr)")
+        #expect(run.stderr.contains("input \(run.input) carries audio in a codec GStreamer does not know (audio/x-unknown), which GStreamer on this machine cannot decode; relaying without it"),
+                "\(run.stderr)")
+        let report = try MediaReport(run.output)
+        #expect(report.frames.compactMap(\.index) == Array(0..<120))
+        #expect(report.audio == nil)
+    }
+
     /// One second of 3840x2160: relayed at its size.
     @Test func a4KStreamIsRelayedAtItsSize() throws {
         let run = try FileRun("face_4k.mp4", timeout: 180)
