@@ -322,6 +322,42 @@ import Testing
 
     // MARK: serve
 
+    /// A configured SRT listener of `serve`: a caller with the wrong passphrase is refused and
+    /// logged against the listener's stream, which stays armed and relays the right caller.
+    @Test func serveSaysWhichSRTCallerHadTheWrongPassphrase() throws {
+        let platform = try NginxRTMP()
+        let port = freePort(udp: true)
+        let passphrase = "serve-listener-secret"
+        let serve = try ServeProcess("""
+            defaults:
+              sticker: none
+            srt:
+              - listen: srt://:\(port)?passphrase=\(passphrase)
+                upstream: \(platform.url("studio-key"))
+                stream: studio
+            """, name: "serve-srt-refusal")
+        func call(_ passphrase: String) throws -> ChildProcess {
+            try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", try Fixtures.path("face_720p.ts"), "-t", "4", "-c", "copy",
+                                                 "-f", "mpegts", "srt://127.0.0.1:\(port)?passphrase=\(passphrase)"],
+                             logDirectory: serve.directory, name: "caller-\(UUID().uuidString.prefix(6))")
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let wrong = try call("not-the-right-one")
+        #expect(wrong.wait(seconds: 15) != 0, "the wrong passphrase was accepted")
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !serve.log.contains("refused: wrong passphrase") { Thread.sleep(forTimeInterval: 0.1) }
+        let refusal = serve.log.split(separator: "\n").first { $0.contains("refused: wrong passphrase") }.map(String.init) ?? ""
+        #expect(refusal.contains("stream=studio") && refusal.contains("SRT caller 127.0.0.1:"), "\(serve.log.suffix(2000))")
+        #expect(!serve.log.contains(passphrase), "the passphrase reached the log")
+
+        let right = try call(passphrase)
+        defer { right.signal(SIGKILL) }
+        let relaying = try serve.waitForStreams(seconds: 20) { $0["studio"]?["state"] as? String == "relaying" }
+        #expect(relaying, "the listener did not take the right caller after refusing one: \(serve.log.suffix(2000))")
+        #expect(right.wait(seconds: 30) == 0, "caller: \(right.stderr)")
+        #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))")
+    }
+
     /// In one `facerelay serve`: a good stream (a file: relayed whole, no frame may be missing) and
     /// beside it random bytes, an undecodable codec, corrupt NAL units and a truncated FLV. The bad
     /// ones are refused or end by themselves; the good one is relayed whole and in sync; the process
