@@ -184,7 +184,13 @@ final class IngestPipeline: @unchecked Sendable {
             guard fr_link_pad_to_element(pad, bin) != 0 else {
                 throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
             }
-            if kind == "video" { fr_count_buffers_into(sink, framesArrived) }
+            if kind == "video" {
+                fr_count_buffers_into(sink, framesArrived)
+                // Frames that waited for the relay before it could take them (flvdemux holds a
+                // video-only RTMP stream's pads for 6 s, looking for audio) come in a burst: they
+                // are relayed, not dropped. The frame thread turns dropping on once it caught up.
+                fr_set_bool(sink, "drop", 0)
+            }
             branches.withLock { branches in
                 if kind == "video" {
                     branches.video = bin

@@ -452,13 +452,24 @@ public final class MediaRelay: @unchecked Sendable {
             mapped.deallocate()
             drawn.deallocate()
         }
+        // The ingest hands over its first frames without dropping any (see IngestPipeline): a
+        // live input catches up on them under back-pressure, then drops the oldest frames again
+        // (the template's `drop`) as soon as none is waiting, so that a stage that falls behind
+        // loses frames rather than delay.
+        var catchingUp = settings.isLive(input)
+        var relayedAny = false
         while !stopRequested {
-            guard let sample = fr_appsink_pull(sink, 100_000_000) else {
+            guard let sample = fr_appsink_pull(sink, catchingUp && relayedAny ? 0 : 100_000_000) else {
                 if fr_appsink_is_eos(sink) != 0 { break }
+                if catchingUp && relayedAny {
+                    fr_set_bool(sink, "drop", 1)
+                    catchingUp = false
+                }
                 continue
             }
             framesPulled.add(1, ordering: .relaxed)
             relay(sample: sample, from: sink, mapped: mapped, drawn: drawn)
+            relayedAny = true
             fr_sample_unref(sample)
         }
     }

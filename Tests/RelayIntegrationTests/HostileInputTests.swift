@@ -216,6 +216,23 @@ import Testing
                 "frames in \(stats.frames_in), out \(stats.frames_out), dropped \(stats.frames_dropped); \(report.frames.count) in the file")
     }
 
+    /// A publish without audio: rtmp2src's FLV header announces video only, yet flvdemux holds its
+    /// pads for 6 s of video looking for audio, then hands them over in a burst. Every frame is
+    /// relayed, none dropped (it lost 161 of 360 to the live queue before).
+    @Test func aVideoOnlyPublishLosesNoFrames() throws {
+        let live = try relayLive("header_claims_audio.flv")
+        defer { try? FileManager.default.removeItem(atPath: live.directory) }
+        #expect(live.publisher.wait(seconds: 30) == 0, "publisher: \(live.publisher.stderr)")
+        #expect(live.relay.wait(seconds: 30) == 0 && live.relay.process.terminationReason == .exit, "facerelay: \(live.relay.stderr)")
+        let report = try MediaReport(live.output)
+        let indices = report.frames.compactMap(\.index)
+        #expect(report.audio == nil)
+        #expect(indices.count >= 355 && (indices.first ?? 99) <= 1 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 },
+                "\(indices.count) frames, from \(indices.first ?? -1)")
+        let stats = try RelayStatsFile(live.directory + "/stats.json")
+        #expect(stats.frames_dropped <= 3, "\(stats.frames_dropped) frames dropped")
+    }
+
     /// With a time-out shorter than the 6 s after which flvdemux stops waiting for the video its
     /// header announced, the time-out itself tells that audio came and video did not; with a
     /// longer one, the demuxer's verdict does.
