@@ -71,8 +71,9 @@ final class SRTCallerWatch: Sendable {
             state.listeners[state.nextID] = Listener(hasPassphrase: hasPassphrase, onRefused: onRefused)
             return state.nextID
         }
-        // srtsrc emits "caller-connecting" only with its authentication on (the plugin's own
-        // default here is off, whatever gst-inspect says); the handler admits every caller.
+        // srtsrc emits "caller-connecting" only with its authentication on, and in GStreamer 1.22
+        // it is off until set, although reading the property says true; the handler admits
+        // every caller.
         fr_set_bool(source, "authentication", 1)
         fr_connect_caller_connecting(source, { _, address, _, userData in
             let caller = GStreamer.takeString(fr_socket_address_string(address))
