@@ -15,6 +15,27 @@ public struct SRTRefusal: Sendable, Equatable, CustomStringConvertible {
         case other(code: Int, text: String)
     }
 
+    /// What libsrt logs when its listener refuses a handshake, before the code and its words.
+    static let libsrtMarker = "rsp(REJECT): "
+
+    /// The reason in libsrt's log line of a refused handshake
+    /// ("processConnectRequest: rsp(REJECT): 1010 - Incorrect passphrase"); nil for other lines.
+    public static func reason(inLibsrtMessage text: String, listenerHasPassphrase: Bool) -> Reason? {
+        guard let marker = text.firstRange(of: libsrtMarker) else { return nil }
+        let rest = text[marker.upperBound...]
+        guard let code = Int(rest.prefix { $0.isNumber }) else { return nil }
+        switch code {
+        case 1010: return .wrongPassphrase // SRT_REJ_BADSECRET
+        case 1011: return listenerHasPassphrase ? .passphraseMissing : .passphraseUnexpected // SRT_REJ_UNSECURE
+        default: return .other(code: code, text: rest.firstRange(of: " - ").map { String(rest[$0.upperBound...]) } ?? String(rest))
+        }
+    }
+
+    public init(caller: String?, reason: Reason) {
+        self.caller = caller
+        self.reason = reason
+    }
+
     /// "host:port" of the caller, when libsrt's thread told us who was calling.
     public let caller: String?
     public let reason: Reason
@@ -96,23 +117,14 @@ final class SRTCallerWatch: Sendable {
 
     /// A message of libsrt's, on the thread that logged it.
     fileprivate func libsrtSaid(_ text: String) {
-        // "processConnectRequest: rsp(REJECT): 1010 - Incorrect passphrase"
-        guard let marker = text.firstRange(of: "rsp(REJECT): ") else { return }
-        let rest = text[marker.upperBound...]
-        let code = Int(rest.prefix { $0.isNumber }) ?? 0
-        let words = rest.firstRange(of: " - ").map { String(rest[$0.upperBound...]) } ?? String(rest)
+        guard text.contains(SRTRefusal.libsrtMarker) else { return }
         let found: (Listener, String?)? = state.withLock { state in
             guard let handshake = state.handshakes.removeValue(forKey: pthread_self()),
                   let listener = state.listeners[handshake.listener] else { return nil }
             return (listener, handshake.caller)
         }
-        guard let (listener, caller) = found else { return }
-        let reason: SRTRefusal.Reason
-        switch code {
-        case 1010: reason = .wrongPassphrase // SRT_REJ_BADSECRET
-        case 1011: reason = listener.hasPassphrase ? .passphraseMissing : .passphraseUnexpected // SRT_REJ_UNSECURE
-        default: reason = .other(code: code, text: words)
-        }
+        guard let (listener, caller) = found,
+              let reason = SRTRefusal.reason(inLibsrtMessage: text, listenerHasPassphrase: listener.hasPassphrase) else { return }
         listener.onRefused(SRTRefusal(caller: caller, reason: reason))
     }
 
