@@ -455,13 +455,18 @@ public final class MediaRelay: @unchecked Sendable {
         // The ingest hands over its first frames without dropping any (see IngestPipeline): a
         // live input catches up on them under back-pressure, then drops the oldest frames again
         // (the template's `drop`) as soon as none is waiting, so that a stage that falls behind
-        // loses frames rather than delay.
+        // loses frames rather than delay; a stage too slow ever to catch up gets there after
+        // `catchUpLimit` all the same.
         var catchingUp = settings.isLive(input)
-        var relayedAny = false
+        var firstFrameAt: ContinuousClock.Instant?
         while !stopRequested {
-            guard let sample = fr_appsink_pull(sink, catchingUp && relayedAny ? 0 : 100_000_000) else {
+            if catchingUp, let firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
+                fr_set_bool(sink, "drop", 1)
+                catchingUp = false
+            }
+            guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 0 : 100_000_000) else {
                 if fr_appsink_is_eos(sink) != 0 { break }
-                if catchingUp && relayedAny {
+                if catchingUp && firstFrameAt != nil {
                     fr_set_bool(sink, "drop", 1)
                     catchingUp = false
                 }
@@ -469,10 +474,14 @@ public final class MediaRelay: @unchecked Sendable {
             }
             framesPulled.add(1, ordering: .relaxed)
             relay(sample: sample, from: sink, mapped: mapped, drawn: drawn)
-            relayedAny = true
+            if firstFrameAt == nil { firstFrameAt = .now }
             fr_sample_unref(sample)
         }
     }
+
+    /// The longest a live input's start-up backlog is relayed under back-pressure (a demuxer's
+    /// 6 s of held frames take about 2 s at three times real time).
+    static let catchUpLimit = Duration.seconds(10)
 
     private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>) -> UnsafeMutablePointer<GstElement>? {
         while !stopRequested {
