@@ -7,6 +7,8 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
+#include <gst/pbutils/pbutils.h>
+#include <gio/gio.h>
 #include <sys/prctl.h>
 #include <malloc.h>
 
@@ -102,6 +104,34 @@ static inline void fr_connect_no_more_pads(GstElement *element, fr_no_more_pads_
 }
 static inline void fr_connect_deep_element_added(GstElement *bin, fr_element_added_callback callback, gpointer user_data) {
     g_signal_connect(bin, "deep-element-added", G_CALLBACK(callback), user_data);
+}
+
+/// srtsrc's "caller-connecting": return TRUE to let the handshake go on (libsrt may still refuse it).
+typedef gboolean (*fr_caller_connecting_callback)(GstElement *element, GSocketAddress *address, const gchar *stream_id, gpointer user_data);
+static inline void fr_connect_caller_connecting(GstElement *element, fr_caller_connecting_callback callback, gpointer user_data) {
+    g_signal_connect(element, "caller-connecting", G_CALLBACK(callback), user_data);
+}
+
+/// "host:port" of an IP socket address, for the caller to g_free; NULL for another kind.
+static inline char *fr_socket_address_string(GSocketAddress *address) {
+    if (address == NULL || !G_IS_INET_SOCKET_ADDRESS(address)) return NULL;
+    GInetSocketAddress *inet = G_INET_SOCKET_ADDRESS(address);
+    char *host = g_inet_address_to_string(g_inet_socket_address_get_address(inet));
+    char *text = g_strdup_printf("%s:%u", host, (unsigned) g_inet_socket_address_get_port(inet));
+    g_free(host);
+    return text;
+}
+
+/// The first element of a bin (searched recursively) made by the named factory, with a reference; or NULL.
+static inline GstElement *fr_bin_find_by_factory(GstElement *bin, const char *factory_name) {
+    GstIterator *iterator = gst_bin_iterate_all_by_element_factory_name(GST_BIN(bin), factory_name);
+    if (iterator == NULL) return NULL;
+    GValue item = G_VALUE_INIT;
+    GstElement *found = NULL;
+    if (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) found = GST_ELEMENT(g_value_dup_object(&item));
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+    return found;
 }
 
 // MARK: pads and caps
@@ -297,6 +327,20 @@ static inline char *fr_message_missing_plugin(GstMessage *message) {
     char *text = g_strdup_printf("%s for %s", kind != NULL ? kind : "element", caps_text != NULL ? caps_text : "unknown media");
     g_free(caps_text);
     return text;
+}
+
+/// For a missing-plugin message about a decoder: the caps' media type ("video/x-dirac") and
+/// GStreamer's name for the codec ("Dirac"), each for the caller to g_free; FALSE otherwise.
+static inline gboolean fr_message_missing_decoder(GstMessage *message, char **media_type, char **codec_name) {
+    const GstStructure *structure = gst_message_get_structure(message);
+    if (structure == NULL || !gst_structure_has_name(structure, "missing-plugin")) return FALSE;
+    const GValue *detail = gst_structure_get_value(structure, "detail");
+    if (g_strcmp0(gst_structure_get_string(structure, "type"), "decoder") != 0 || detail == NULL || !G_VALUE_HOLDS(detail, GST_TYPE_CAPS)) return FALSE;
+    const GstCaps *caps = gst_value_get_caps(detail);
+    if (caps == NULL || gst_caps_get_size(caps) == 0) return FALSE;
+    *media_type = g_strdup(gst_structure_get_name(gst_caps_get_structure(caps, 0)));
+    *codec_name = gst_pb_utils_get_codec_description(caps);
+    return TRUE;
 }
 
 static inline gboolean fr_is_stream_error(GQuark domain) { return domain == GST_STREAM_ERROR; }

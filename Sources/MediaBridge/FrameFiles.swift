@@ -74,7 +74,7 @@ public final class FrameFileReader {
                 }
                 return MediaError(.input, "cannot read \(path): \(error.summary)")
             case .missingPlugin(let what):
-                return MediaError(.input, "cannot decode \(path): \(what) is not installed")
+                return MediaError(.input, "cannot decode \(path): \(what.description) is not installed")
             default:
                 continue
             }

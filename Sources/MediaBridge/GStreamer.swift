@@ -71,7 +71,7 @@ enum GStreamer {
         case error(BusError)
         case warning(source: String, text: String)
         case endOfStream
-        case missingPlugin(String)
+        case missingPlugin(MissingPlugin)
     }
 
     static func popBus(_ pipeline: UnsafeMutablePointer<GstElement>, timeoutNanoseconds: UInt64) -> BusEvent? {
@@ -93,11 +93,35 @@ enum GStreamer {
             let kind: BusError.Domain = fr_is_stream_error(domain) != 0 ? .stream : fr_is_resource_error(domain) != 0 ? .resource : .other
             return .error(BusError(source: source, text: textString, debug: debugString, domain: kind, code: code))
         case GST_MESSAGE_ELEMENT:
-            if let missing = takeString(fr_message_missing_plugin(message)) { return .missingPlugin(missing) }
-            return nil
+            guard let missing = takeString(fr_message_missing_plugin(message)) else { return nil }
+            var mediaType: UnsafeMutablePointer<CChar>?
+            var codecName: UnsafeMutablePointer<CChar>?
+            guard fr_message_missing_decoder(message, &mediaType, &codecName) != 0 else { return .missingPlugin(MissingPlugin(description: missing)) }
+            return .missingPlugin(MissingPlugin(description: missing, decodedMediaType: takeString(mediaType), codecName: takeString(codecName)))
         default:
             return nil
         }
+    }
+}
+
+/// A plugin GStreamer looked for and did not find, as its missing-plugin message describes it.
+struct MissingPlugin {
+    /// GStreamer's own words: "decoder for video/x-dirac, width=(int)320, ...".
+    let description: String
+    /// For a missing decoder, the media type it would decode ("video/x-dirac")...
+    var decodedMediaType: String?
+    /// ...and GStreamer's name for that codec ("Dirac").
+    var codecName: String?
+
+    var isVideoDecoder: Bool { decodedMediaType?.hasPrefix("video/") == true }
+
+    /// "Dirac video (video/x-dirac)", or GStreamer's description when it is not a decoder.
+    var what: String {
+        guard let decodedMediaType else { return description }
+        let kind = decodedMediaType.hasPrefix("video/") ? "video" : decodedMediaType.hasPrefix("audio/") ? "audio" : "data"
+        // pbutils names a codec it does not know by its media type: say so in words.
+        guard let codecName, codecName != decodedMediaType else { return "\(kind) in a codec GStreamer does not know (\(decodedMediaType))" }
+        return "\(codecName) \(kind) (\(decodedMediaType))"
     }
 }
 

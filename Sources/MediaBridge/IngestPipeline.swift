@@ -25,6 +25,10 @@ final class IngestPipeline: @unchecked Sendable {
         var audioIsPassThrough = false
         var allPadsKnown = false
         var failure: MediaError?
+        /// "audio", "video": the kinds of stream the demuxer found so far, before decodebin
+        /// exposes them (it waits until it knows them all, which a demuxer told to expect a
+        /// track that never comes may not say for seconds).
+        var demuxedKinds: Set<String> = []
     }
     private let streams = Locked(Streams())
 
@@ -35,6 +39,11 @@ final class IngestPipeline: @unchecked Sendable {
         var audioMediaType: String?
     }
     private let branches = Locked(Branches())
+    /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
+    private var srtWatch: Int?
+    private let srtRefusals = Locked<SRTRefusal?>(nil)
+    /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
+    var lastSRTRefusal: SRTRefusal? { srtRefusals.withLock { $0 } }
 
     init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
         self.logger = logger
@@ -54,6 +63,16 @@ final class IngestPipeline: @unchecked Sendable {
             throw MediaError(.pipelineTemplate, "\(error)")
         }
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
+        if case .srtListener(let uri) = input, let source = fr_bin_find_by_factory(pipeline, "srtsrc") {
+            // A refused caller never reaches the pipeline: without this, a broadcaster with the
+            // wrong passphrase would look like no broadcaster at all.
+            let hasPassphrase = uri.split(separator: "?").last?.split(separator: "&").contains { $0.hasPrefix("passphrase=") } ?? false
+            srtWatch = SRTCallerWatch.shared.watch(source, hasPassphrase: hasPassphrase) { [logger, inputName, srtRefusals] refusal in
+                srtRefusals.withLock { $0 = refusal }
+                logger.warning("\(refusal); still listening on \(inputName)", metadata: ["input": "\(inputName)"])
+            }
+            fr_unref(source)
+        }
         framesArrived = .allocate(capacity: 1)
         framesArrived.initialize(to: 0)
         // Branch templates are checked now so that a typo is reported at start, not mid-stream.
@@ -72,19 +91,30 @@ final class IngestPipeline: @unchecked Sendable {
             guard let context else { return }
             Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { $0.allPadsKnown = true }
         }, context)
-        fr_connect_deep_element_added(pipeline, { _, _, element, _ in
-            guard let element else { return }
-            // Corrupt pictures are dropped at the decoder rather than relayed as green smears.
+        fr_connect_deep_element_added(pipeline, { _, _, element, context in
+            guard let element, let context else { return }
+            // Pictures the decoder knows to be corrupt (no reference picture after a loss) are
+            // dropped rather than relayed as green smears; damaged slices are concealed, as
+            // any player does.
             if fr_element_has_property(element, "output-corrupt") != 0 { fr_set_bool(element, "output-corrupt", 0) }
+            if let klass = gst_element_get_metadata(element, "klass"), String(cString: klass).contains("Demux") {
+                fr_connect_pad_added(element, { _, pad, context in
+                    guard let pad, let context else { return }
+                    let name = String(cString: fr_object_name(pad))
+                    guard let kind = ["audio", "video"].first(where: { name.hasPrefix($0) }) else { return }
+                    Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { _ = $0.demuxedKinds.insert(kind) }
+                }, context)
+            }
             // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
             // MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it converges
             // and shifts audio against video by tens of milliseconds.
             if String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
-        }, nil)
+        }, context)
     }
 
     deinit {
         fr_set_state(pipeline, GST_STATE_NULL)
+        if let srtWatch { SRTCallerWatch.shared.stopWatching(srtWatch) }
         streams.withLock { streams in
             fr_unref(streams.videoSink)
             fr_unref(streams.audioSink)
@@ -154,7 +184,13 @@ final class IngestPipeline: @unchecked Sendable {
             guard fr_link_pad_to_element(pad, bin) != 0 else {
                 throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
             }
-            if kind == "video" { fr_count_buffers_into(sink, framesArrived) }
+            if kind == "video" {
+                fr_count_buffers_into(sink, framesArrived)
+                // Frames that waited for the relay before it could take them (flvdemux holds a
+                // video-only RTMP stream's pads for 6 s, looking for audio) come in a burst: they
+                // are relayed, not dropped. The frame thread turns dropping on once it caught up.
+                fr_set_bool(sink, "drop", 0)
+            }
             branches.withLock { branches in
                 if kind == "video" {
                     branches.video = bin

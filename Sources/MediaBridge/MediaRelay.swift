@@ -238,7 +238,7 @@ public final class MediaRelay: @unchecked Sendable {
             audioThread.join()
         }
 
-        var missingPlugin: String?
+        var missingPlugin: MissingPlugin?
         var egressFinished = false
 
         func fail(_ error: MediaError) {
@@ -261,8 +261,8 @@ public final class MediaRelay: @unchecked Sendable {
                     } else {
                         fail(describeInputError(error, missingPlugin: missingPlugin))
                     }
-                case .missingPlugin(let description):
-                    missingPlugin = description
+                case .missingPlugin(let missing):
+                    noteMissingPlugin(missing, into: &missingPlugin)
                 case .warning(let source, let text):
                     logger.warning("input: \(text)", metadata: ["element": "\(source)"])
                 case .endOfStream:
@@ -272,7 +272,16 @@ public final class MediaRelay: @unchecked Sendable {
             let streams = ingest.snapshot
             if let failure = streams.failure { fail(failure) }
             if streams.allPadsKnown, streams.videoSink == nil {
-                fail(MediaError(.input, "input \(input) has no video stream\(streams.audioSink == nil ? "" : " (only audio)"); FaceRelay needs a video stream"))
+                // decodebin tells of a video it cannot decode before it announces its last pad, but
+                // that message may still wait on the bus: read it, so that the error names the codec.
+                while let event = GStreamer.popBus(ingest.pipeline, timeoutNanoseconds: 0) {
+                    if case .missingPlugin(let missing) = event { noteMissingPlugin(missing, into: &missingPlugin) }
+                }
+                if let missingPlugin, missingPlugin.isVideoDecoder {
+                    fail(undecodableInput(missingPlugin))
+                } else {
+                    fail(MediaError(.input, "input \(input) has no video stream\(streams.audioSink == nil ? "" : " (only audio)"); FaceRelay needs a video stream"))
+                }
             }
 
             let egress = shared.withLock { $0.egress }
@@ -297,8 +306,8 @@ public final class MediaRelay: @unchecked Sendable {
                     }
                 case .warning(let source, let text):
                     logger.warning("output: \(text)", metadata: ["element": "\(source)"])
-                case .missingPlugin(let description):
-                    fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(description)"))
+                case .missingPlugin(let missing):
+                    fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(missing.description)"))
                 }
             } else if egress == nil {
                 sleep(seconds: 0.02)
@@ -355,27 +364,52 @@ public final class MediaRelay: @unchecked Sendable {
 
     private func noMediaMessage() -> String {
         let wait = "\(settings.inputTimeoutSeconds) s"
+        // A demuxer told to expect video (an RTMP pull's FLV header always announces both tracks)
+        // waits for it and never says there is none: audio alone is the broadcaster's mistake,
+        // not a silent input.
+        let streams = ingest.snapshot
+        let onlyAudio = streams.audioSink != nil || streams.demuxedKinds.contains("audio") && !streams.demuxedKinds.contains("video")
+        if onlyAudio, streams.videoSink == nil {
+            return "input \(input) has no video stream (only audio for \(wait)); FaceRelay needs a video stream: check the broadcaster's video source and encoder"
+        }
         switch input {
         case .rtmp(let url):
             return "no video from \(url) within \(wait): is the stream key publishing? (raise --input-timeout to wait longer)"
-        case .srtListener(let uri):
-            return "no broadcaster sent video to \(uri) within \(wait) (raise --input-timeout, or 0 to wait forever)"
-        case .srtCaller(let uri):
-            return "no video from \(uri) within \(wait): is the SRT listener up? (raise --input-timeout to wait longer)"
+        case .srtListener:
+            // The input's description, not its URI: the URI holds the passphrase.
+            let refused = ingest.lastSRTRefusal.map { "; the last caller was refused: \($0)" } ?? ""
+            return "no broadcaster sent video to \(input) within \(wait) (raise --input-timeout, or 0 to wait forever)\(refused)"
+        case .srtCaller:
+            return "no video from \(input) within \(wait): is the SRT listener up? (raise --input-timeout to wait longer)"
         case .file(let path):
             return "no video decoded from \(path) within \(wait)"
         }
     }
 
-    private func describeInputError(_ error: BusError, missingPlugin: String?) -> MediaError {
+    /// Keeps the missing plugin that matters most (a video decoder: without it there is no stream)
+    /// and says so when only a secondary stream (audio, data) is lost to it.
+    private func noteMissingPlugin(_ missing: MissingPlugin, into kept: inout MissingPlugin?) {
+        if kept?.isVideoDecoder != true { kept = missing }
+        if missing.decodedMediaType != nil, !missing.isVideoDecoder {
+            logger.warning("input \(input) carries \(missing.what), which GStreamer on this machine cannot decode; relaying without it",
+                           metadata: ["input": "\(input)"])
+        }
+    }
+
+    private func undecodableInput(_ missing: MissingPlugin) -> MediaError {
+        if missing.isVideoDecoder {
+            return MediaError(.input, "input \(input) carries \(missing.what), which GStreamer on this machine cannot decode; have the broadcaster send H.264 or H.265 video, or install a GStreamer plugin that decodes it")
+        }
+        return MediaError(.input, "input \(input) needs a GStreamer plugin that is not installed (\(missing.what)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
+    }
+
+    private func describeInputError(_ error: BusError, missingPlugin: MissingPlugin?) -> MediaError {
         // nginx-rtmp ends a play nobody publishes to after a while, which can come before the input
         // time-out; the demuxer then sees end-of-stream before any data.
         if case .rtmp(let url) = input, shared.withLock({ $0.info == nil }), error.isUnrecognisedMedia {
             return MediaError(.input, "no video from \(url): the server ended the stream before any data came; is the stream key publishing?")
         }
-        if let missingPlugin {
-            return MediaError(.input, "input \(input) uses a codec this machine cannot decode (\(missingPlugin)); install gstreamer1.0-libav and gstreamer1.0-plugins-bad, or send H.264 video")
-        }
+        if let missingPlugin { return undecodableInput(missingPlugin) }
         if error.isUnrecognisedMedia {
             return MediaError(.input, "input \(input) is not a media stream GStreamer recognises (\(error.text)); send FLV, MP4, MKV or MPEG-TS with H.264 video")
         }
@@ -423,16 +457,36 @@ public final class MediaRelay: @unchecked Sendable {
             mapped.deallocate()
             drawn.deallocate()
         }
+        // The ingest hands over its first frames without dropping any (see IngestPipeline): a
+        // live input catches up on them under back-pressure, then drops the oldest frames again
+        // (the template's `drop`) as soon as none is waiting, so that a stage that falls behind
+        // loses frames rather than delay; a stage too slow ever to catch up gets there after
+        // `catchUpLimit` all the same.
+        var catchingUp = settings.isLive(input)
+        var firstFrameAt: ContinuousClock.Instant?
         while !stopRequested {
-            guard let sample = fr_appsink_pull(sink, 100_000_000) else {
+            if catchingUp, let firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
+                fr_set_bool(sink, "drop", 1)
+                catchingUp = false
+            }
+            guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 0 : 100_000_000) else {
                 if fr_appsink_is_eos(sink) != 0 { break }
+                if catchingUp && firstFrameAt != nil {
+                    fr_set_bool(sink, "drop", 1)
+                    catchingUp = false
+                }
                 continue
             }
             framesPulled.add(1, ordering: .relaxed)
             relay(sample: sample, from: sink, mapped: mapped, drawn: drawn)
+            if firstFrameAt == nil { firstFrameAt = .now }
             fr_sample_unref(sample)
         }
     }
+
+    /// The longest a live input's start-up backlog is relayed under back-pressure (a demuxer's
+    /// 6 s of held frames take about 2 s at three times real time).
+    static let catchUpLimit = Duration.seconds(10)
 
     private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>) -> UnsafeMutablePointer<GstElement>? {
         while !stopRequested {

@@ -69,6 +69,35 @@ if [ ! -s face_720p_then_480p.ts ]; then
 fi
 [ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
+# Hostile inputs, each small and quick to make (see HostileInputTests).
+damage() { /usr/bin/python3 "$here/damage-flv.py" "$@"; }
+# An FLV cut off at 60 % of its bytes, in the middle of a tag, as a dropped upload leaves it.
+[ -s truncated.flv ] || { damage truncate 0.6 face_720p.flv truncated.part.flv && mv truncated.part.flv truncated.flv; }
+# Noise inside the H.264 NAL units of every third picture from 2 s on, keyframes included.
+[ -s corrupt_nal.flv ] || { damage corrupt-nal face_720p.flv corrupt_nal.part.flv && mv corrupt_nal.part.flv corrupt_nal.flv; }
+# FLV headers that lie: audio and video announced, video only carried; video only announced, audio carried too.
+if [ ! -s header_claims_audio.flv ]; then
+  ffmpeg -nostdin -v error -y -i face_720p.flv -an -c copy video_only.part.flv
+  damage header 5 video_only.part.flv header_claims_audio.part.flv && rm video_only.part.flv && mv header_claims_audio.part.flv header_claims_audio.flv
+fi
+[ -s header_hides_audio.flv ] || { damage header 1 face_720p.flv header_hides_audio.part.flv && mv header_hides_audio.part.flv header_hides_audio.flv; }
+# H.265 (decodable here), and Dirac (VC-2), which GStreamer here cannot decode, each with AAC audio.
+[ -s face_h265.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -s 640x360 -c:v libx265 -preset ultrafast -x265-params log-level=error -c:a copy face_h265.part.mkv && mv face_h265.part.mkv face_h265.mkv; }
+[ -s face_dirac.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 320x180 -c:v vc2 -b:v 600k -c:a copy face_dirac.part.mkv && mv face_dirac.part.mkv face_dirac.mkv; }
+# H.264 with audio in a codec nobody knows: the MP3 track's Matroska codec id renamed.
+[ -s unknown_audio.mkv ] || /usr/bin/python3 -c 'import sys; data = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(data.replace(b"A_MPEG/L3", b"A_QQQQ/Q3", 1))' \
+  face_720p_mp3.mkv unknown_audio.mkv
+# Sizes and rates: 4K for one second, a 64x64 thumbnail-sized stream, 60 fps, and a variable
+# frame rate (all frames for 2 s, every other one for 2 s, then one in five missing).
+[ -s face_4k.mp4 ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 3840x2160 -c:v libx264 -preset ultrafast -g 30 -c:a copy face_4k.part.mp4 && mv face_4k.part.mp4 face_4k.mp4; }
+[ -s face_64x64.mp4 ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -vf scale=64:64 -c:v libx264 -preset veryfast -g 30 -c:a copy face_64x64.part.mp4 && mv face_64x64.part.mp4 face_64x64.mp4; }
+if [ ! -s face_60fps.mp4 ]; then
+  ffmpeg -nostdin -v error -y -filter_complex "$(video 3 | sed 's/r=30/r=60/g')" -f lavfi -i "$beeps" -s 640x360 \
+    -c:v libx264 -preset veryfast -g 120 -c:a aac -b:a 96k -t 3 -shortest face_60fps.part.mp4
+  mv face_60fps.part.mp4 face_60fps.mp4
+fi
+[ -s face_vfr.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -vf "select='lt(t,2)+between(t,2,4)*not(mod(n,2))+gt(t,4)*not(eq(mod(n,5),2))',scale=640:360" \
+  -fps_mode vfr -c:v libx264 -preset veryfast -g 30 -c:a copy face_vfr.part.mkv && mv face_vfr.part.mkv face_vfr.mkv; }
 # Portrait stills for sticker placement tests and previews (face centred, turned, smaller).
 [ -s portraits.json ] || /usr/bin/python3 "$here/portraits.py" "$photo" "$PWD"
 echo "$out"
