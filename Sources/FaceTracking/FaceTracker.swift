@@ -130,8 +130,9 @@ public final class FaceTracker {
         return false
     }
 
-    /// Frames between detections while a face reaches past the frame's edge, or has just left.
-    static let edgeDetectionInterval = 5
+    /// Frames between detections while a face reaches past the frame's edge, or has just left (a
+    /// face coming back is found within ten frames of being whole again).
+    static let edgeDetectionInterval = 8
     /// How long after a face left through an edge detection keeps running that often.
     static let edgeWatchFrames = 90
 
@@ -278,6 +279,14 @@ public final class FaceTracker {
         face.started = true
     }
 
+    /// Frames between the detector's checks of a face that moves as expected.
+    static let checkInterval = 3
+    /// How far a fit may land from where it was expected (in box widths, in relative size and in
+    /// radians) before the detector checks it at once: a face that jumps pulls the fit part of the
+    /// way, or stretches it, well beyond the fit's noise and a moving head's change of speed from
+    /// one frame to the next.
+    static let unexpectedChange: Float = 0.02
+
     /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
     /// from the fit, before the face is fitted again from the detector's box: beyond the detector's
     /// own step (8 pixels of its 80-pixel window).
@@ -299,14 +308,22 @@ public final class FaceTracker {
         let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
         guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
         var region = face.framing.region(around: raw)
-        // The detector checks every fit on its own frame, looking where the face was expected (at
-        // the size it had: a fit that missed the face has the wrong size). Where it sees the face
-        // away from the fit, the fit did not follow the face (a jump, a turn of direction): it is
-        // fitted again from the detector's box, and the jump is not taken for a speed.
+        // The detector checks the fit on its own frame, looking where the face was expected (at
+        // the size it had: a fit that missed the face has the wrong size): every few frames, and at
+        // once where the fit did not land where expected, the face is at the frame's edge or held.
+        // Where it sees the face away from the fit, the fit did not follow the face (a jump, a turn
+        // of direction): it is fitted again from the detector's box, and the jump is not taken for
+        // a speed.
+        let step = predicted.box.width * Self.refitDistance
+        let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * Self.unexpectedChange
+            || abs(region.box.width / predicted.box.width - 1) > Self.unexpectedChange
+            || abs(region.angle - predicted.angle) > Self.unexpectedChange
+        let checked = unexpected || face.isHeld || face.atEdge || (frameIndex + face.id) % Self.checkInterval == 0
         var jumped = false
-        if let sighting = locate(grey, around: predicted) {
+        if !checked {
+            // The confidence stands from the last check.
+        } else if let sighting = locate(grey, around: predicted) {
             face.confidence = Self.confidence(sighting.score)
-            let step = predicted.box.width * Self.refitDistance
             let surprised = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
             if face.confidence >= settings.doubtfulConfidence, surprised,
