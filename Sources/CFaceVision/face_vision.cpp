@@ -244,11 +244,14 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
 }
 
 int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
-                   fv_box box, float angle, fv_box *found, double *score, char **error) {
+                   fv_box box, float angle, float reach, fv_box *found, double *score, char **error) {
     try {
         // The patch is the box turned upright and scaled to the side of the detector's boxes, with
-        // half a box on every side (the frame's border pixels replicated beyond its edge).
-        constexpr double side = 160, floor = -2;
+        // `reach` boxes more on every side (the frame's border pixels replicated beyond its edge), in
+        // whole cells of 8 pixels around the detector's 80-pixel window.
+        constexpr double floor = -2;
+        const double margin = std::ceil(std::clamp(reach, 0.0f, 1.0f) * detector->windowSide / 8) * 8;
+        const double side = 96 + 2 * margin;
         const double scale = detector->windowSide / std::max(1.0f, box.width);
         const double c = std::cos(angle), s = std::sin(angle);
         const double cx = box.x + (box.width - 1) / 2.0, cy = box.y + (box.height - 1) / 2.0;
@@ -258,11 +261,12 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         forward[2] = half - forward[0] * cx - forward[1] * cy;
         forward[5] = half - forward[3] * cx - forward[4] * cy;
         const cv::Mat frame(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
-        detector->patch.create(static_cast<int>(side), static_cast<int>(side), CV_8UC1);
-        cv::warpAffine(frame, detector->patch, cv::Mat(2, 3, CV_64F, forward), detector->patch.size(),
-                       cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        // One buffer for the largest patch; smaller ones are views of it, so nothing is reallocated.
+        detector->patch.create(96 + 2 * 80, 96 + 2 * 80, CV_8UC1);
+        cv::Mat patch = detector->patch(cv::Rect(0, 0, static_cast<int>(side), static_cast<int>(side)));
+        cv::warpAffine(frame, patch, cv::Mat(2, 3, CV_64F, forward), patch.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
         detector->found.clear();
-        detector->singleLevel(dlib::cv_image<unsigned char>(detector->patch), detector->found, floor);
+        detector->singleLevel(dlib::cv_image<unsigned char>(patch), detector->found, floor);
         *score = floor;
         *found = box;
         for (const auto &candidate : detector->found) {

@@ -35,9 +35,9 @@ public protocol FaceLandmarker: AnyObject {
     /// Fits the 68 landmarks inside `box` (drawn as the detector draws it around the upright face)
     /// turned by `angle` radians about its centre, on a grey image; nil when there is no face to fit there.
     func fit(_ grey: FrameKit.Plane, in box: FaceBox, angle: Float) throws -> Landmarks?
-    /// The detector's best window of the size of `box` (turned by `angle`) within half the box's
-    /// width of it: a detection around a face whose place is known, on the current frame.
-    func locateFace(_ grey: FrameKit.Plane, around box: FaceBox, angle: Float) throws -> FaceSighting
+    /// The detector's best window of the size of `box` (turned by `angle`) within `reach` box widths
+    /// of it: a detection around a face whose place is known, on the current frame.
+    func locateFace(_ grey: FrameKit.Plane, around box: FaceBox, angle: Float, reach: Float) throws -> FaceSighting
 }
 
 /// Where the detector sees a face best near a given box, and how surely.

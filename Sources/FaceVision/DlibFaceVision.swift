@@ -82,11 +82,11 @@ public final class DlibLandmarker: FaceLandmarker {
         return landmarks
     }
 
-    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float) throws(VisionError) -> FaceSighting {
+    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(VisionError) -> FaceSighting {
         var error: UnsafeMutablePointer<CChar>?
         var found = fv_box(box), score = 0.0
         guard fv_locate_face(scorer, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
-                             fv_box(box), angle, &found, &score, &error) == 0 else {
+                             fv_box(box), angle, reach, &found, &score, &error) == 0 else {
             throw visionError(error, "face search failed")
         }
         return FaceSighting(box: FaceBox(x: found.x, y: found.y, width: found.width, height: found.height), score: Float(score))

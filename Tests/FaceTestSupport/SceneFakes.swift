@@ -65,7 +65,7 @@ public final class SceneLandmarker: FaceLandmarker {
 
     /// A face's own box scoring 2 (a clear face) when the box searched overlaps it, else the box
     /// searched scoring -2 (background); faces in `notFaceLike` score as background.
-    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float) throws(SceneFailure) -> FaceSighting {
+    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(SceneFailure) -> FaceSighting {
         if let failure = scene.landmarkerFailure { throw failure }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)

@@ -45,13 +45,14 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
 
 /// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 33 MB.
 /// Never written after this call returns: one model serves every fitter of the process.
-/// Looks for a face of the size of `box` (turned by `angle`, as in fv_fit_landmarks) within half the
-/// box's width of where it is: writes the detector's best window there, as a box of the same kind,
-/// to `found`, and its score in fv_detect's units (0 is the threshold) to `score`; when no window
-/// scores above -2, `found` is `box` and `score` -2. 0 on success, -1 on error. Reuses a patch kept
-/// in `detector`, so it allocates only when first called.
+/// Looks for a face of the size of `box` (turned by `angle`, as in fv_fit_landmarks) within `reach`
+/// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
+/// window there, as a box of the same kind, to `found`, and its score in fv_detect's units (0 is the
+/// threshold) to `score`; when no window scores above -2, `found` is `box` and `score` -2. 0 on
+/// success, -1 on error. The patch it scans is kept in `detector`; dlib's scanner allocates its own
+/// scratch on every call.
 int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
-                   fv_box box, float angle, fv_box *found, double *score, char **error);
+                   fv_box box, float angle, float reach, fv_box *found, double *score, char **error);
 
 fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error);
 /// Call only once every fitter made from the model is destroyed.
