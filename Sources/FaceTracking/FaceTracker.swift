@@ -11,7 +11,7 @@ import FrameKit
 /// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
 /// except for the message of a vision failure. Two libraries allocate their own temporaries
 /// (facerelay-bench landmark-memory counts them): OpenCV's solvePnP, inside the pose solver, about
-/// 180 small blocks per face and frame, and dlib's scanner, inside the detector's check of a fit,
+/// 160-210 small blocks per face and frame, and dlib's scanner, inside the detector's check of a fit,
 /// 77 per check (one frame in three while a face moves as expected).
 public final class FaceTracker {
     public struct Settings: Sendable {
