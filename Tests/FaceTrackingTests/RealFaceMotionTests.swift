@@ -52,6 +52,30 @@ import Testing
         #expect(mean < 0.05)
     }
 
+    @Test func aFaceLeavingThroughAnEdgeLeavesNothingBehindAndIsFoundAgainWhenBack() throws {
+        // Out through the right edge at 12 px/frame until wholly out, a third of a second outside,
+        // and back. The face (eyes about 150 px apart, box about 220 px) is wholly inside while its
+        // offset is under about 800 px.
+        var offsets = Array(stride(from: 300, through: 1_140, by: 12))
+        offsets += Array(repeating: 1_140, count: 10)
+        offsets += Array(stride(from: 1_128, through: 300, by: -12))
+        let stage = try Stage(detector: try DlibFaceDetector())
+        var wholeAgainAt: Int?, foundAgainAt: Int?, ids: Set<Int> = []
+        for (frame, dx) in offsets.enumerated() {
+            let face = try stage.track(dx: dx, dy: 40, frame: frame)
+            ids.formUnion(face.ids)
+            // Whatever is shown sits on the face: never a fit left on the background by the edge.
+            if !face.ids.isEmpty { #expect(face.error < 0.25, "frame \(frame) at \(dx) px: \(face.error)") }
+            if dx >= 1_140 { #expect(face.ids.isEmpty, "frame \(frame): the face is out") }
+            let returning = frame > offsets.firstIndex(of: 1_140)!
+            if returning && dx <= 800 && wholeAgainAt == nil { wholeAgainAt = frame }
+            if wholeAgainAt != nil && foundAgainAt == nil && !face.ids.isEmpty { foundAgainAt = frame }
+        }
+        let delay = try #require(foundAgainAt) - (wholeAgainAt ?? 0)
+        #expect(delay <= 10, "found again \(delay) frames after being whole again")
+        #expect(ids.count == 2, "a new id when it comes back: \(ids.sorted())")
+    }
+
     @Test func confidenceFallsAndTheFaceIsDroppedWhenTheFaceIsReplacedByBackground() throws {
         let stage = try Stage(detector: try DlibFaceDetector())
         for frame in 0..<5 {
@@ -99,8 +123,9 @@ private final class Stage {
 
     static func paste(_ photo: Plane, into frame: UnsafeMutablePointer<UInt8>, dx: Int, dy: Int) {
         frame.update(repeating: 96, count: 1280 * 720)
+        let width = min(photo.width, 1280 - dx)
+        guard width > 0 else { return }
         for row in 0..<photo.height where row + dy < 720 {
-            let width = min(photo.width, 1280 - dx)
             (frame + (row + dy) * 1280 + dx).update(from: photo.base + row * photo.stride, count: width)
         }
     }
