@@ -17,9 +17,39 @@
 #include <string>
 #include <vector>
 
+namespace {
+// The detector with every pyramid level but the first removed: scores windows of its own size only.
+dlib::frontal_face_detector onePyramidLevel(const dlib::frontal_face_detector &detector) {
+    dlib::frontal_face_detector::image_scanner_type scanner;
+    scanner.copy_configuration(detector.get_scanner());
+    scanner.set_max_pyramid_levels(1);
+    std::vector<dlib::frontal_face_detector> parts;
+    for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
+        parts.emplace_back(scanner, detector.get_overlap_tester(), detector.get_w(i));
+    }
+    return dlib::frontal_face_detector(parts);
+}
+
+// The side of the boxes a one-level detector draws (smaller than its 80-pixel window, which
+// includes a margin): read from the windows it scores on a blank image.
+double boxSide(dlib::frontal_face_detector &singleLevel) {
+    dlib::array2d<unsigned char> blank(160, 160);
+    dlib::assign_all_pixels(blank, 128);
+    std::vector<dlib::rect_detection> windows;
+    singleLevel(blank, windows, -1e9);
+    if (windows.empty()) throw std::runtime_error("the face detector scores no window");
+    return static_cast<double>(windows.front().rect.width());
+}
+}  // namespace
+
 struct fv_detector {
     dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
     std::vector<dlib::rect_detection> found;
+    // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
+    // there, and the upright patch it scans.
+    dlib::frontal_face_detector singleLevel = onePyramidLevel(detector);
+    double windowSide = boxSide(singleLevel);
+    cv::Mat patch;
 };
 
 // One cascade level of the shape predictor, laid out for speed: every tree's splits in one array
@@ -136,15 +166,19 @@ std::vector<fv_level> readCascade(std::istream &in, long values) {
     return levels;
 }
 
-// The transform from the shape's normalised space to the image that
-// dlib::impl::unnormalizing_tform(rect) gives, (0,0) to the top left corner and (1,1) to the bottom
-// right, computed directly: dlib fits it by least squares through vectors and matrices it allocates
-// on every call.
-dlib::point_transform_affine unnormalizing(const dlib::rectangle &rect) {
-    dlib::matrix<double, 2, 2> scale;
-    scale = rect.right() - rect.left(), 0,
-            0, rect.bottom() - rect.top();
-    return dlib::point_transform_affine(scale, dlib::vector<double, 2>(rect.left(), rect.top()));
+// The transform from the shape's normalised space to the image: (0,0) to the box's top left corner
+// and (1,1) to its bottom right, as dlib::impl::unnormalizing_tform(rect) maps them, but for a box
+// of sub-pixel position turned by `angle` (radians, clockwise on the image) about its centre, so that
+// a tilted face is fitted upright. Computed directly: dlib fits it by least squares through vectors
+// and matrices it allocates on every call.
+dlib::point_transform_affine unnormalizing(const fv_box &box, float angle) {
+    const double c = std::cos(angle), s = std::sin(angle);
+    const double w = box.width - 1, h = box.height - 1;
+    dlib::matrix<double, 2, 2> m;
+    m = c * w, -s * h,
+        s * w, c * h;
+    const dlib::vector<double, 2> centre(box.x + w / 2, box.y + h / 2);
+    return dlib::point_transform_affine(m, centre - m * dlib::vector<double, 2>(0.5, 0.5));
 }
 
 // The 2x2 scale-rotation (row-major) that best maps `from` onto `to` (least squares, both
@@ -205,6 +239,49 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
         return count;
     } catch (const std::exception &e) {
         report(error, std::string("face detection failed: ") + e.what());
+        return -1;
+    }
+}
+
+int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
+                   fv_box box, float angle, float reach, fv_box *found, double *score, char **error) {
+    try {
+        // The patch is the box turned upright and scaled to the side of the detector's boxes, with
+        // `reach` boxes more on every side (the frame's border pixels replicated beyond its edge), in
+        // whole cells of 8 pixels around the detector's 80-pixel window.
+        constexpr double floor = -2;
+        const double margin = std::ceil(std::clamp(reach, 0.0f, 1.0f) * detector->windowSide / 8) * 8;
+        const double side = 96 + 2 * margin;
+        const double scale = detector->windowSide / std::max(1.0f, box.width);
+        const double c = std::cos(angle), s = std::sin(angle);
+        const double cx = box.x + (box.width - 1) / 2.0, cy = box.y + (box.height - 1) / 2.0;
+        const double half = (side - 1) / 2;
+        // patch = scale * R(-angle) * (frame - centre) + half
+        double forward[6] = {c * scale, s * scale, 0, -s * scale, c * scale, 0};
+        forward[2] = half - forward[0] * cx - forward[1] * cy;
+        forward[5] = half - forward[3] * cx - forward[4] * cy;
+        const cv::Mat frame(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
+        // One buffer for the largest patch; smaller ones are views of it, so nothing is reallocated.
+        detector->patch.create(96 + 2 * 80, 96 + 2 * 80, CV_8UC1);
+        cv::Mat patch = detector->patch(cv::Rect(0, 0, static_cast<int>(side), static_cast<int>(side)));
+        cv::warpAffine(frame, patch, cv::Mat(2, 3, CV_64F, forward), patch.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
+        detector->found.clear();
+        detector->singleLevel(dlib::cv_image<unsigned char>(patch), detector->found, floor);
+        *score = floor;
+        *found = box;
+        for (const auto &candidate : detector->found) {
+            if (candidate.detection_confidence <= *score) continue;
+            *score = candidate.detection_confidence;
+            // Back to the frame: frame = centre + R(angle) * (patch - half) / scale.
+            const dlib::dpoint at = dlib::center(dlib::drectangle(candidate.rect)) - dlib::dpoint(half, half);
+            const double x = cx + (c * at.x() - s * at.y()) / scale, y = cy + (s * at.x() + c * at.y()) / scale;
+            const double size = candidate.rect.width() / scale;
+            *found = {static_cast<float>(x - (size - 1) / 2), static_cast<float>(y - (size - 1) / 2),
+                      static_cast<float>(size), static_cast<float>(size)};
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("face search failed: ") + e.what());
         return -1;
     }
 }
@@ -280,14 +357,15 @@ fv_fitter *fv_fitter_create(const fv_landmark_model *model, char **error) {
 void fv_fitter_destroy(fv_fitter *fitter) { delete fitter; }
 
 int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int height, int stride,
-                     fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error) {
+                     fv_box box, float angle, fv_point landmarks[FV_LANDMARK_COUNT], char **error) {
     try {
+        if (width < 1 || height < 1) {
+            report(error, "landmark fit failed: empty image");
+            return -1;
+        }
         // The model is shared with other fitters, possibly on other threads: read it, never write it.
         const fv_landmark_model &model = *fitter->model;
-        dlib::rectangle rect(std::lround(box.x), std::lround(box.y),
-                             std::lround(box.x + box.width) - 1, std::lround(box.y + box.height) - 1);
-        const dlib::point_transform_affine toImage = unnormalizing(rect);
-        const dlib::rectangle area(0, 0, width - 1, height - 1);
+        const dlib::point_transform_affine toImage = unnormalizing(box, angle);
         dlib::matrix<float, 0, 1> &shape = fitter->shape;
         shape = model.initialShape;
         std::vector<float> &features = fitter->features;
@@ -302,8 +380,12 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
                 const dlib::vector<float, 2> d = deltas[i];
                 const dlib::vector<float, 2> at(m[0] * d.x() + m[1] * d.y() + shape(2 * anchors[i]),
                                                 m[2] * d.x() + m[3] * d.y() + shape(2 * anchors[i] + 1));
-                const dlib::point p = toImage(at);
-                features[i] = area.contains(p) ? grey[p.y() * stride + p.x()] : 0;
+                // Outside the frame the border pixel is read, as if the frame went on: a face at
+                // the edge is fitted from what is visible, not pulled towards a black margin.
+                const dlib::dpoint p = toImage(at);
+                const long x = std::clamp(std::lround(p.x()), 0L, static_cast<long>(width - 1));
+                const long y = std::clamp(std::lround(p.y()), 0L, static_cast<long>(height - 1));
+                features[i] = grey[y * stride + x];
             }
             const fv_level &cascade = model.levels[level];
             const size_t values = static_cast<size_t>(shape.size()), leaves = cascade.splitsPerTree + 1;

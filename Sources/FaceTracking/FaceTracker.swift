@@ -1,15 +1,18 @@
 import FrameKit
 
-/// Follows faces from frame to frame: every frame refits each face's 68 landmarks from where they
-/// were on the previous frame (about 1.4 ms per face), smooths them, solves the head pose and scores
-/// the expressions. Detection (tens of milliseconds) runs every few frames on a downscaled copy of
-/// the Y plane on its own thread, so no frame waits for it; it finds new faces, confirms the known
-/// ones, and drops those it keeps missing.
+/// Follows faces from frame to frame: every frame refits each face's 68 landmarks where its motion
+/// so far says it is now (about 1.4 ms per face), checks with the face detector's score that the fit
+/// is still on a face, smooths the landmarks, solves the head pose and scores the expressions.
+/// Detection (tens of milliseconds) runs every few frames on a downscaled copy of the Y plane on its
+/// own thread, so no frame waits for it; it finds new faces, restarts lost ones and calibrates how
+/// each face's box is drawn. A face whose fit no longer scores as a face is hidden, then dropped.
 ///
 /// Call `process` from one thread, one frame at a time. After the first frames at a given size the
 /// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
-/// except for the message of a vision failure. OpenCV's solvePnP, inside the pose solver, allocates
-/// its own temporaries: about 200 small blocks per face and frame (facerelay-bench landmark-memory).
+/// except for the message of a vision failure. Two libraries allocate their own temporaries
+/// (facerelay-bench landmark-memory counts them): OpenCV's solvePnP, inside the pose solver, about
+/// 160-210 small blocks per face and frame, and dlib's scanner, inside the detector's check of a fit,
+/// 77 per check (one frame in three while a face moves as expected).
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.
@@ -21,8 +24,10 @@ public final class FaceTracker {
         public var minimumFaceSize = 160
         /// Frames a face that is not found is kept at its last place before it is dropped.
         public var holdFrames = 6
-        /// Detections in a row that miss a face before it is dropped.
-        public var missedDetectionsToDrop = 3
+        /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
+        public var doubtfulConfidence: Float = 0.25
+        /// Frames in a row below `doubtfulConfidence` before a face is dropped.
+        public var doubtfulFramesToDrop = 4
         public var smoothing = Smoothing.lowpass
         public var expressions = ExpressionSettings()
         /// Detect on the frame thread, so results depend only on the frames (single images, tests).
@@ -50,6 +55,8 @@ public final class FaceTracker {
     private var lastDetectionFrame = Int.min / 2
     private var nextID = 1
     private var frameCPU: UInt64 = 0
+    /// Detection runs often until this frame: a face left through an edge and may come back.
+    private var watchEdgesUntil = Int.min / 2
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
 
@@ -87,18 +94,33 @@ public final class FaceTracker {
         }
         // dlib's detector works on 80-pixel windows: nothing can be found on a smaller frame.
         let canDetect = grey.width >= 80 && grey.height >= 80
-        if canDetect {
-            // The first frame waits for its detection once, so a single image is tracked at all.
-            if settings.synchronousDetection || frameIndex == 0 {
-                if detectionDue && prepareDetection(grey) { take(worker.detectNow(frame: frameIndex), grey) }
-            } else {
-                if let outcome = worker.takeResult() { take(outcome, grey) }
-                if detectionDue && worker.currentPhase == .idle && prepareDetection(grey) { worker.submit(frame: frameIndex) }
-            }
+        // The first frame waits for its detection once, so a single image is tracked at all.
+        let synchronous = settings.synchronousDetection || frameIndex == 0
+        if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
+        refitFaces(grey, seconds: seconds, onlyStarted: false)
+        // Detection looks at this frame, so it is matched against the faces as fitted on it.
+        guard canDetect && detectionDue && (synchronous || worker.currentPhase == .idle) && prepareDetection(grey) else { return }
+        if synchronous {
+            take(worker.detectNow(frame: frameIndex), grey)
+            refitFaces(grey, seconds: seconds, onlyStarted: true)
+        } else {
+            worker.submit(frame: frameIndex)
         }
+    }
+
+    /// Refits every face, or only those a detection started or restarted since they were last
+    /// fitted, and drops those lost for too long.
+    private func refitFaces(_ grey: Plane, seconds: Double, onlyStarted: Bool) {
         var index = 0
         while index < faces.count {
-            if refit(&faces[index], grey, seconds: seconds) && !duplicatesAnOlderFace(index) { index += 1 } else { faces.remove(at: index) }
+            if onlyStarted && !faces[index].started {
+                index += 1
+            } else if refit(&faces[index], grey, seconds: seconds) && !duplicatesAnOlderFace(index) {
+                index += 1
+            } else {
+                if faces[index].atEdge { watchEdgesUntil = frameIndex + Self.edgeWatchFrames }
+                faces.remove(at: index)
+            }
         }
     }
 
@@ -110,16 +132,20 @@ public final class FaceTracker {
         return false
     }
 
-    /// Frames between detections while a face reaches past the frame's edge.
+    /// Frames between detections while a face reaches past the frame's edge, or has just left (a
+    /// face coming back is found within ten frames of being whole again).
     static let edgeDetectionInterval = 5
+    /// How long after a face left through an edge detection keeps running that often.
+    static let edgeWatchFrames = 90
 
     private var detectionDue: Bool {
         let since = frameIndex - lastDetectionFrame
         if since >= settings.detectionInterval { return true }
         for face in faces where face.isHeld { return true }
-        // A face sliding out of the frame can leave a fit that looks like a face on the background
-        // beside the edge; detection tells the two apart, so it runs often while a face is there.
-        for face in faces where face.atEdge && since >= min(settings.detectionInterval, Self.edgeDetectionInterval) { return true }
+        // A face coming back in is found within a few frames of being whole again.
+        let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
+        if frameIndex < watchEdgesUntil && since >= edgeInterval { return true }
+        for face in faces where face.atEdge && since >= edgeInterval { return true }
         return false
     }
 
@@ -138,7 +164,7 @@ public final class FaceTracker {
             return false
         }
         snapshot.removeAll(keepingCapacity: true)
-        for face in faces where !face.isHeld {
+        for face in faces where face.heldFrames == 0 {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
         return true
@@ -152,15 +178,41 @@ public final class FaceTracker {
         }
     }
 
-    /// The landmarks inside `box`, or nil when there is no fit; a failure is counted, not thrown,
+    /// The landmarks inside `region`, or nil when there is no fit; a failure is counted, not thrown,
     /// so that one bad fit loses one face for one frame rather than the stream.
-    private func fitLandmarks(_ grey: Plane, in box: FaceBox) -> Landmarks? {
+    private func fitLandmarks(_ grey: Plane, in region: FitRegion) -> Landmarks? {
         do {
-            return try landmarker.fit(grey, in: box)
+            return try landmarker.fit(grey, in: region.box, angle: region.angle)
         } catch {
             recordVisionError(error)
             return nil
         }
+    }
+
+    /// How far around a face the detector looks, in box widths: far enough for a jump of a third of
+    /// the face (about 1.3 ms), or none beyond the detector's own step, to score a face where it was
+    /// expected (about 0.45 ms).
+    static let searchReach: Float = 0.5, checkReach: Float = 0
+
+    /// Where the detector sees a face near `region` on this frame; nil when the search failed (counted).
+    private func locate(_ grey: Plane, around region: FitRegion, reach: Float = searchReach) -> FaceSighting? {
+        do {
+            return try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    /// A detector score as a confidence (see `TrackedFace.confidence`).
+    static func confidence(_ score: Float) -> Float { min(1, max(0, (score + 1) / 2)) }
+
+    /// A face fitted where the detector sees one near `region` on this frame, from the detector's own
+    /// box as the cascade was trained; nil when the detector sees none there.
+    private func fitSighted(_ grey: Plane, around region: FitRegion) -> (raw: Landmarks, sighting: FaceSighting)? {
+        guard let sighting = locate(grey, around: region), Self.confidence(sighting.score) >= settings.doubtfulConfidence,
+              let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: region.angle)) else { return nil }
+        return (raw, sighting)
     }
 
     /// The head pose, or nil when there is none; a failure is counted and leaves the face without
@@ -179,14 +231,15 @@ public final class FaceTracker {
         lastVisionError = String(describing: error)
     }
 
-    /// Matches detections to the faces they were run for, starts tracks for new faces, and counts
-    /// misses for the faces detection no longer finds.
+    /// Matches detections to the faces they were run for, restarts lost faces and starts tracks for
+    /// new ones. The detection was run on an earlier frame: a face it finds may have moved since, so
+    /// a face's own fit is never pulled towards it. A box of a followed face only calibrates that
+    /// face's framing (against its landmarks of that frame); a box for a lost face is moved on by the
+    /// face's motion for the frames since; and any fit from a detection box must converge and score as
+    /// a face on this frame before it counts.
     private func merge(_ found: UnsafeMutableBufferPointer<FaceBox>, _ grey: Plane) {
         let scale = Float(grey.width) / Float(max(1, worker.image.width))
-        // Only faces the detection looked for can be missed by it; held ones run out on holdFrames.
-        for index in faces.indices where snapshot.contains(where: { $0.id == faces[index].id }) {
-            faces[index].missedDetections += 1
-        }
+        let elapsed = Float(frameIndex - worker.submittedFrame)
         for detection in found {
             let box = detection.scaled(by: scale)
             // The face this detection belongs to on the frame it was run on.
@@ -196,53 +249,120 @@ public final class FaceTracker {
                 bestOverlap = known.box.overlap(with: box)
             }
             if best >= 0, let face = faces.firstIndex(where: { $0.id == snapshot[best].id }) {
-                faces[face].missedDetections = 0
                 faces[face].confirmedSize = snapshot[best].landmarks.eyeDistance
                 faces[face].framing.learn(detection: box, landmarks: snapshot[best].landmarks)
+                if faces[face].isHeld { restart(&faces[face], box, grey, elapsed: elapsed) }
                 continue
             }
             // A held face found again, or a new face not already followed since the snapshot.
             if let held = faces.firstIndex(where: { $0.isHeld && $0.box.overlap(with: box) > 0.2 }) {
-                restart(&faces[held], box, grey)
+                restart(&faces[held], box, grey, elapsed: elapsed)
                 continue
             }
             if faces.contains(where: { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }) { continue }
-            guard faces.count < settings.maximumFaces, let raw = fitLandmarks(grey, in: box) else { continue }
-            faces.append(TrackedFace(id: nextID, box: box, raw: raw, filter: settings.smoothing.makeFilter(),
-                                     ruleCount: settings.expressions.rules.count))
-            faces[faces.count - 1].isHeld = true  // refit on this frame below, like every face
-            faces[faces.count - 1].heldFrames = 0
+            guard faces.count < settings.maximumFaces, let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0)) else { continue }
+            faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
+                                     filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count))
+            faces[faces.count - 1].isHeld = true
+            faces[faces.count - 1].started = true
             nextID += 1
         }
-        // At the edge one miss is enough: the face is leaving, or the fit is on the background.
-        faces.removeAll { $0.missedDetections >= ($0.atEdge ? 1 : settings.missedDetectionsToDrop) }
     }
 
-    private func restart(_ face: inout TrackedFace, _ box: FaceBox, _ grey: Plane) {
-        guard let raw = fitLandmarks(grey, in: box) else { return }
+    /// Starts a held face again from a detection made `elapsed` frames ago, moved on by the face's
+    /// motion since; kept held when the detector sees no face there on this frame.
+    private func restart(_ face: inout TrackedFace, _ box: FaceBox, _ grey: Plane, elapsed: Float) {
+        let motion = face.motion.times(elapsed)
+        let moved = FaceBox(x: box.x + motion.shift.x, y: box.y + motion.shift.y, width: box.width, height: box.height)
+        guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: moved, angle: face.rawLandmarks.eyeLineAngle)) else { return }
         face.rawLandmarks = raw
-        face.framing = BoxFraming(detection: box, landmarks: raw)
         face.confirmedSize = raw.eyeDistance
+        face.confidence = Self.confidence(sighting.score)
+        face.motion = .none
         face.filter.reset()
         face.poseHistory.removeAll()
-        face.missedDetections = 0
+        face.heldFrames = 0
+        face.doubtfulFrames = 0
+        face.started = true
     }
 
-    /// Refits one face from its previous landmarks; false when it has been lost for too long.
+    /// Frames between the detector's checks of a face that moves as expected.
+    static let checkInterval = 3
+    /// How far a fit may land from where it was expected (in box widths, in relative size and in
+    /// radians) before the detector checks it at once: a face that jumps pulls the fit part of the
+    /// way, or stretches it, well beyond the fit's noise and a moving head's change of speed from
+    /// one frame to the next.
+    static let unexpectedChange: Float = 0.02
+
+    /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
+    /// from the fit, before the face is fitted again from the detector's box: beyond the detector's
+    /// own step (8 pixels of its 80-pixel window).
+    static let refitDistance: Float = 0.15
+
+    /// Holds a face whose fit failed; false when it has been lost for too long.
+    private func lose(_ face: inout TrackedFace) -> Bool {
+        face.heldFrames += 1
+        face.isHeld = true
+        return face.heldFrames <= settings.holdFrames
+    }
+
+    /// Refits one face where its motion says it is now; false when it has been lost, or has not
+    /// looked like a face, for too long.
     private func refit(_ face: inout TrackedFace, _ grey: Plane, seconds: Double) -> Bool {
-        let box = face.framing.box(around: face.rawLandmarks)
-        guard let raw = fitLandmarks(grey, in: box),
-              Self.plausible(raw, after: face.isHeld ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
-            face.heldFrames += 1
-            face.isHeld = true
-            return face.heldFrames <= settings.holdFrames
+        face.started = false
+        // A lost face's landmarks are those of the last frame it was found on.
+        let frames = Float(face.heldFrames + 1)
+        let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
+        guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
+        var region = face.framing.region(around: raw)
+        // The detector checks the fit on its own frame, looking where the face was expected (at
+        // the size it had: a fit that missed the face has the wrong size): every few frames, and at
+        // once where the fit did not land where expected, the face is at the frame's edge or held.
+        // Where it sees the face away from the fit, the fit did not follow the face (a jump, a turn
+        // of direction): it is fitted again from the detector's box, and the jump is not taken for
+        // a speed.
+        let step = predicted.box.width * Self.refitDistance
+        let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * Self.unexpectedChange
+            || abs(region.box.width / predicted.box.width - 1) > Self.unexpectedChange
+            || abs(region.angle - predicted.angle) > Self.unexpectedChange
+        let checked = unexpected || face.isHeld || face.atEdge || (frameIndex + face.id) % Self.checkInterval == 0
+        var jumped = false
+        if !checked {
+            // The confidence stands from the last check.
+        } else if let sighting = locate(grey, around: predicted, reach: unexpected || face.isHeld || face.atEdge ? Self.searchReach : Self.checkReach) {
+            face.confidence = Self.confidence(sighting.score)
+            let surprised = region.box.centre.distance(to: predicted.box.centre) > step
+                || sighting.box.centre.distance(to: region.box.centre) > step
+            if face.confidence >= settings.doubtfulConfidence, surprised,
+               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
+               let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
+                raw = again
+                region = face.framing.region(around: raw)
+                jumped = true
+                // Scored again where the face is, not from the edge of the search.
+                face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
+            }
+        } else {
+            face.confidence = 0
         }
+        guard Self.plausible(raw, after: face.heldFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
+            return lose(&face)
+        }
+        face.motion = face.heldFrames > 0 || jumped ? .none : FaceMotion(from: face.rawLandmarks, to: raw)
+        face.heldFrames = 0
+        face.rawLandmarks = raw
+        face.box = region.box
+        face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
+            || region.box.y + region.box.height > Float(grey.height)
+        // Never drawn on what may be background; detection is due at once to find the face again.
+        if face.confidence < settings.doubtfulConfidence {
+            face.doubtfulFrames += 1
+            face.isHeld = true
+            return face.doubtfulFrames < settings.doubtfulFramesToDrop
+        }
+        face.doubtfulFrames = 0
         if face.isHeld { face.filter.reset() }
         face.isHeld = false
-        face.heldFrames = 0
-        face.box = box
-        face.atEdge = box.x < 0 || box.y < 0 || box.x + box.width > Float(grey.width) || box.y + box.height > Float(grey.height)
-        face.rawLandmarks = raw
         face.landmarks = face.filter.filter(raw, at: seconds)
         face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }

@@ -30,9 +30,28 @@ public struct HeadPose: Sendable, Equatable {
 /// The vision back end the tracker runs on: dlib and OpenCV in production, recorded data in tests.
 /// A method that throws reports a failure of the back end itself; the tracker counts it in
 /// `FaceTracker.visionErrors` and carries on.
+/// Works on the frame thread, on faces whose place is known.
 public protocol FaceLandmarker: AnyObject {
-    /// Fits the 68 landmarks inside `box` on a grey image; nil when there is no face to fit there.
-    func fit(_ grey: FrameKit.Plane, in box: FaceBox) throws -> Landmarks?
+    /// Fits the 68 landmarks inside `box` (drawn as the detector draws it around the upright face)
+    /// turned by `angle` radians about its centre, on a grey image; nil when there is no face to fit there.
+    func fit(_ grey: FrameKit.Plane, in box: FaceBox, angle: Float) throws -> Landmarks?
+    /// The detector's best window of the size of `box` (turned by `angle`) within `reach` box widths
+    /// of it: a detection around a face whose place is known, on the current frame.
+    func locateFace(_ grey: FrameKit.Plane, around box: FaceBox, angle: Float, reach: Float) throws -> FaceSighting
+}
+
+/// Where the detector sees a face best near a given box, and how surely.
+public struct FaceSighting: Sendable {
+    /// As the detector draws it around the upright face (turned by the angle that was searched).
+    public var box: FaceBox
+    /// 0 is the detection threshold; faces score up to about 3, background about -1 or less, and
+    /// -2 means nothing scored higher (`box` is then the box searched).
+    public var score: Float
+
+    public init(box: FaceBox, score: Float) {
+        self.box = box
+        self.score = score
+    }
 }
 
 /// Finds faces; used on the tracker's detection thread only.

@@ -10,26 +10,35 @@ public struct TrackedFace {
     public internal(set) var rawLandmarks: Landmarks
     public internal(set) var pose: HeadPose?
     public internal(set) var expressions: ExpressionState
-    /// True while the face is not found on this frame but kept for a few frames at its last place.
+    /// True while the face is not found on this frame (lost, or its fit no longer looks like a face)
+    /// but kept for a few frames: nothing is drawn on it.
     public internal(set) var isHeld = false
+    /// How surely the fit is on a face, 0...1: the face detector's score on the fitted face's box,
+    /// from -1 (background) to +1 (a clear face) mapped onto 0...1.
+    public internal(set) var confidence: Float = 1
 
     let filter: LandmarkFilter
     var framing: BoxFraming
     var poseHistory = PoseHistory()
     var heldFrames = 0
-    var missedDetections = 0
+    /// Frames in a row whose fit scored too low to be a face.
+    var doubtfulFrames = 0
+    /// Started or restarted by a detection since it was last refitted.
+    var started = false
+    /// How far the face moved and turned from the frame before to this one: the prediction for the next.
+    var motion = FaceMotion.none
     /// True while the fit's box reaches past the frame's edge: part of the face may be off the frame.
     var atEdge = false
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
 
-    init(id: Int, box: FaceBox, raw: Landmarks, filter: LandmarkFilter, ruleCount: Int) {
+    init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int) {
         self.id = id
-        self.box = box
+        self.box = framing.box(around: raw)
         self.filter = filter
         rawLandmarks = raw
         landmarks = raw
-        framing = BoxFraming(detection: box, landmarks: raw)
+        self.framing = framing
         confirmedSize = raw.eyeDistance
         expressions = ExpressionState(ruleCount: ruleCount)
     }
@@ -77,12 +86,47 @@ struct BoxFraming {
         sideScale += (new.sideScale - sideScale) * rate
     }
 
-    func box(around landmarks: Landmarks) -> FaceBox {
+    func box(around landmarks: Landmarks) -> FaceBox { region(around: landmarks).box }
+
+    /// The box the detector would draw around the upright face, and the angle it is turned by, for
+    /// landmarks moved on by `motion`.
+    func region(around landmarks: Landmarks, moved motion: FaceMotion = .none) -> FitRegion {
         let g = Self.geometry(landmarks)
-        let centre = g.centroid + Point(x: offsetX * g.width, y: offsetY * g.height).rotated(cos: g.cos, sin: g.sin)
+        let angle = landmarks.eyeLineAngle + motion.turn
+        let c = cosf(angle), s = sinf(angle)
+        let centre = g.centroid + motion.shift + Point(x: offsetX * g.width, y: offsetY * g.height).rotated(cos: c, sin: s)
         let side = sideScale * (max(g.width, 1) * max(g.height, 1)).squareRoot()
-        return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
+        return FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: angle)
     }
+}
+
+/// Where a face is fitted: the detector's box around the upright face, turned by `angle` radians
+/// (clockwise on the image, as the eye line's angle) about its centre.
+struct FitRegion {
+    var box: FaceBox
+    var angle: Float
+}
+
+/// How a face moved from one frame to the next: its landmarks' centroid shifted and its eye line turned.
+struct FaceMotion {
+    var shift: Point
+    var turn: Float
+
+    static let none = FaceMotion(shift: .zero, turn: 0)
+
+    init(shift: Point, turn: Float) {
+        self.shift = shift
+        self.turn = turn
+    }
+
+    init(from before: Landmarks, to after: Landmarks) {
+        shift = after.centroid - before.centroid
+        var turn = after.eyeLineAngle - before.eyeLineAngle
+        if turn > .pi { turn -= 2 * .pi } else if turn < -.pi { turn += 2 * .pi }
+        self.turn = turn
+    }
+
+    func times(_ frames: Float) -> FaceMotion { FaceMotion(shift: shift * frames, turn: turn * frames) }
 }
 
 #if canImport(Glibc)

@@ -43,36 +43,58 @@ public final class LandmarkModel: @unchecked Sendable {
     deinit { fv_landmark_model_destroy(handle) }
 }
 
-/// Fits dlib's 68 landmarks for one tracker: its own scratch memory over a shared model.
+/// Fits dlib's 68 landmarks for one tracker (its own scratch memory over a shared model) and scores
+/// fitted faces with a HOG detector of its own, apart from the one on the detection thread.
 public final class DlibLandmarker: FaceLandmarker {
     /// Kept so that the model outlives the fitter, which reads it without owning it.
     public let model: LandmarkModel
     private let fitter: OpaquePointer
+    private let scorer: OpaquePointer
     private let points: UnsafeMutablePointer<fv_point>
 
     public init(model: LandmarkModel) throws(VisionError) {
         var error: UnsafeMutablePointer<CChar>?
         guard let fitter = fv_fitter_create(model.handle, &error) else { throw visionError(error, "cannot create a landmark fitter") }
+        guard let scorer = fv_detector_create(&error) else {
+            fv_fitter_destroy(fitter)
+            throw visionError(error, "cannot create the face detector")
+        }
         self.model = model
         self.fitter = fitter
+        self.scorer = scorer
         points = .allocate(capacity: 68)
     }
 
     deinit {
         fv_fitter_destroy(fitter)
+        fv_detector_destroy(scorer)
         points.deallocate()
     }
 
     /// Never nil: dlib places the 68 points in any box; whether they make a face is the caller's call.
-    public func fit(_ grey: Plane, in box: FaceBox) throws(VisionError) -> Landmarks? {
+    public func fit(_ grey: Plane, in box: FaceBox, angle: Float = 0) throws(VisionError) -> Landmarks? {
         var error: UnsafeMutablePointer<CChar>?
         let status = fv_fit_landmarks(fitter, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
-                                      fv_box(x: box.x, y: box.y, width: box.width, height: box.height), points, &error)
+                                      fv_box(box), angle, points, &error)
         guard status == 0 else { throw visionError(error, "landmark fit failed") }
         var landmarks = Landmarks.zero
         for i in 0..<68 { landmarks[i] = Point(x: points[i].x, y: points[i].y) }
         return landmarks
     }
+
+    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(VisionError) -> FaceSighting {
+        var error: UnsafeMutablePointer<CChar>?
+        var found = fv_box(box), score = 0.0
+        guard fv_locate_face(scorer, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),
+                             fv_box(box), angle, reach, &found, &score, &error) == 0 else {
+            throw visionError(error, "face search failed")
+        }
+        return FaceSighting(box: FaceBox(x: found.x, y: found.y, width: found.width, height: found.height), score: Float(score))
+    }
+}
+
+extension fv_box {
+    init(_ box: FaceBox) { self.init(x: box.x, y: box.y, width: box.width, height: box.height) }
 }
 
 /// dlib's HOG frontal face detector, with OpenCV's area resize for the downscaled copy.

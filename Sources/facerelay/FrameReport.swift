@@ -11,7 +11,7 @@ enum FrameReport {
             if !first { line += "," }
             first = false
             let box = face.box
-            line += "{\"id\":\(face.id),\"box\":[\(number(box.x)),\(number(box.y)),\(number(box.width)),\(number(box.height))]"
+            line += "{\"id\":\(face.id),\"confidence\":\(formatted(Double(face.confidence), decimals: 3)),\"box\":[\(number(box.x)),\(number(box.y)),\(number(box.width)),\(number(box.height))]"
             line += ",\"landmarks\":" + points(face.landmarks) + ",\"rawLandmarks\":" + points(face.rawLandmarks)
             if let pose = face.pose {
                 line += ",\"pose\":{\"yaw\":\(formatted(pose.yaw, decimals: 2)),\"pitch\":\(formatted(pose.pitch, decimals: 2)),\"roll\":\(formatted(pose.roll, decimals: 2))}"

@@ -6,6 +6,8 @@ public final class Scene: @unchecked Sendable {
     public var faces: [SyntheticFace] = []
     /// Faces the detector no longer reports (the landmarker still fits them).
     public var hiddenFromDetector: Set<Int> = []
+    /// Faces that score as background (the landmarker still fits them): a fit gone off the face.
+    public var notFaceLike: Set<Int> = []
     /// When set, every detection throws it, as a back end that fails.
     public var detectorFailure: SceneFailure?
     /// When set, every landmark fit throws it.
@@ -54,11 +56,22 @@ public final class SceneLandmarker: FaceLandmarker {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
-    public func fit(_ grey: Plane, in box: FaceBox) throws(SceneFailure) -> Landmarks? {
+    public func fit(_ grey: Plane, in box: FaceBox, angle: Float) throws(SceneFailure) -> Landmarks? {
         if let failure = scene.landmarkerFailure { throw failure }
         let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
         guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
         return best
+    }
+
+    /// A face's own box scoring 2 (a clear face) when the box searched overlaps it, else the box
+    /// searched scoring -2 (background); faces in `notFaceLike` score as background.
+    public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(SceneFailure) -> FaceSighting {
+        if let failure = scene.landmarkerFailure { throw failure }
+        for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
+            let own = Scene.box(face.landmarks)
+            if own.overlap(with: box) > 0.3 { return FaceSighting(box: own, score: 2) }
+        }
+        return FaceSighting(box: box, score: -2)
     }
 }
 

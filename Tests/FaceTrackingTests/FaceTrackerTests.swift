@@ -73,20 +73,27 @@ import Testing
         #expect(visibleIDs(tracker) == [1, 2, 3, 4])
     }
 
-    @Test func aTrackDetectionKeepsMissingIsDropped() {
+    @Test func aFitThatStopsLookingLikeAFaceIsHiddenWithinThreeFramesThenDropped() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
-        let tracker = tracker(scene) { $0.missedDetectionsToDrop = 3 }
+        let tracker = tracker(scene) { $0.doubtfulFramesToDrop = 4 }
         for frame in 0..<5 { step(tracker, frame) }
         #expect(visibleIDs(tracker) == [1, 2])
-        scene.hiddenFromDetector = [1]
-        var droppedAt: Int?
-        for frame in 5..<60 {
+        #expect(tracker.faces.map(\.confidence) == [1, 1])
+        // The fit stays where it was (the fake fits it exactly): only the detector's check sees it.
+        scene.notFaceLike = [1]
+        var hiddenAt: Int?, droppedAt: Int?
+        for frame in 5..<20 {
             step(tracker, frame)
-            if droppedAt == nil, visibleIDs(tracker) == [1] { droppedAt = frame }
+            if hiddenAt == nil, visibleIDs(tracker) == [1] {
+                hiddenAt = frame
+                #expect(tracker.faces.map(\.confidence) == [1, 0])
+            }
+            if droppedAt == nil, tracker.faces.map(\.id) == [1] { droppedAt = frame }
         }
-        // Detections at frames 10, 20, 30 miss it.
-        #expect(droppedAt == 30)
+        let hidden = try? #require(hiddenAt)
+        #expect(hidden.map { $0 - 5 < 3 } == true, "checked every third frame: hidden at \(hiddenAt ?? -1)")
+        #expect(droppedAt.map { $0 - (hidden ?? 0) } == 3, "dropped on its fourth doubtful frame, at \(droppedAt ?? -1)")
     }
 
     @Test func aFailedFitIsCountedAndLosesTheFaceOnlyWhileItFails() {
@@ -110,11 +117,11 @@ import Testing
     @Test func aFailedDetectionIsCountedAndMissesNoFace() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.missedDetectionsToDrop = 3 }
+        let tracker = tracker(scene)
         for frame in 0..<5 { step(tracker, frame) }
         scene.detectorFailure = SceneFailure("face detection failed: bad image")
         for frame in 5..<45 { step(tracker, frame) }
-        // Detections at frames 10, 20, 30 and 40 fail: as misses, three would have dropped the face.
+        // Detections at frames 10, 20, 30 and 40 fail, and the face stays.
         #expect(tracker.visionErrors == 4)
         #expect(tracker.lastVisionError == "face detection failed: bad image")
         #expect(visibleIDs(tracker) == [1])

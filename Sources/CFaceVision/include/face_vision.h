@@ -45,6 +45,15 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
 
 /// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 33 MB.
 /// Never written after this call returns: one model serves every fitter of the process.
+/// Looks for a face of the size of `box` (turned by `angle`, as in fv_fit_landmarks) within `reach`
+/// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
+/// window there, as a box of the same kind, to `found`, and its score in fv_detect's units (0 is the
+/// threshold) to `score`; when no window scores above -2, `found` is `box` and `score` -2. 0 on
+/// success, -1 on error. The patch it scans is kept in `detector`; dlib's scanner allocates its own
+/// scratch on every call.
+int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
+                   fv_box box, float angle, float reach, fv_box *found, double *score, char **error);
+
 fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error);
 /// Call only once every fitter made from the model is destroyed.
 void fv_landmark_model_destroy(fv_landmark_model *model);
@@ -53,10 +62,12 @@ void fv_landmark_model_destroy(fv_landmark_model *model);
 /// it: the model must outlive the fitter.
 fv_fitter *fv_fitter_create(const fv_landmark_model *model, char **error);
 void fv_fitter_destroy(fv_fitter *fitter);
-/// Fits the 68 landmarks inside `box` (a face box as the detector draws it); 0 on success, -1 on
-/// error. Writes only into `fitter` and `landmarks`, and allocates nothing unless it fails.
+/// Fits the 68 landmarks inside `box` (a face box as the detector draws it, on the upright face)
+/// turned by `angle` radians (clockwise on the image) about its centre; where the fit reads outside
+/// the image it reads the nearest border pixel. 0 on success, -1 on error. Writes only into
+/// `fitter` and `landmarks`, and allocates nothing unless it fails.
 int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int height, int stride,
-                     fv_box box, fv_point landmarks[FV_LANDMARK_COUNT], char **error);
+                     fv_box box, float angle, fv_point landmarks[FV_LANDMARK_COUNT], char **error);
 
 /// Head pose from landmarks with solvePnP and a generic 3D face model, for frames of the given size
 /// (focal length = frame width, principal point at the centre). Keeps its scratch matrices.

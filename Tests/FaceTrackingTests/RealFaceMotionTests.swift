@@ -1,0 +1,182 @@
+import FaceTracking
+import FaceVision
+import Foundation
+import FrameKit
+import Synchronization
+import Testing
+
+/// The real photo (portrait.png, eye distance about 150 px) moved across a 1280x720 frame by whole
+/// pixels, tracked with dlib: the truth on every frame is the fit on the unmoved photo, moved by the
+/// same offset. Errors are in eye distances.
+@Suite struct RealFaceMotionTests {
+    @Test func aFastSlideKeepsItsIDAndLandmarksWhileDetectionLagsFarBehind() throws {
+        // From rest to 30 px/frame, across the frame, and straight back at 30 px/frame.
+        var offsets: [Int] = [0]
+        for speed in stride(from: 2, through: 30, by: 2) { offsets.append(offsets.last! + speed) }
+        while offsets.last! + 30 <= 620 { offsets.append(offsets.last! + 30) }
+        while offsets.last! - 30 >= 0 { offsets.append(offsets.last! - 30) }
+        // Detection is due every 4 frames, but each finishes only when the test lets it, every 9
+        // frames: up to 270 px behind the face.
+        let detector = try GatedDetector()
+        let stage = try Stage(detector: detector) { $0.detectionInterval = 4 }
+        defer { detector.openForGood() }
+        var errors: [Float] = []
+        for (frame, dx) in offsets.enumerated() {
+            if frame % 9 == 8 { detector.letOneThrough() }
+            let face = try stage.track(dx: dx, dy: 40, frame: frame)
+            errors.append(face.error)
+            #expect(face.ids == [1], "frame \(frame) at \(dx) px")
+            #expect(face.error < 0.10, "frame \(frame) at \(dx) px: \(face.error)")
+        }
+        let mean = errors.reduce(0, +) / Float(errors.count)
+        #expect(mean < 0.05)
+        #expect(detector.detections >= 5, "detections ran, late, during the slide")
+    }
+
+    @Test func suddenJumpsOfAThirdOfTheFaceKeepItsIDAndLandmarks() throws {
+        // A jump of 75 px (a third of the face's box) every 8 frames: right, down, left, up.
+        let steps = [(75, 0), (0, 75), (-75, 0), (0, -75)]
+        let stage = try Stage(detector: try DlibFaceDetector())
+        var dx = 200, dy = 0, errors: [Float] = []
+        for frame in 0..<64 {
+            if frame > 0 && frame % 8 == 0 {
+                dx += steps[(frame / 8 - 1) % 4].0
+                dy += steps[(frame / 8 - 1) % 4].1
+            }
+            let face = try stage.track(dx: dx, dy: dy, frame: frame)
+            errors.append(face.error)
+            #expect(face.ids == [1], "frame \(frame)")
+            #expect(face.error < 0.10, "frame \(frame) at (\(dx), \(dy)): \(face.error)")
+        }
+        let mean = errors.reduce(0, +) / Float(errors.count)
+        #expect(mean < 0.05)
+    }
+
+    @Test func aFaceLeavingThroughAnEdgeLeavesNothingBehindAndIsFoundAgainWhenBack() throws {
+        // Out through the right edge at 12 px/frame until wholly out, a third of a second outside,
+        // and back. The face (eyes about 150 px apart, box about 220 px) is wholly inside while its
+        // offset is under about 800 px.
+        var offsets = Array(stride(from: 300, through: 1_140, by: 12))
+        offsets += Array(repeating: 1_140, count: 10)
+        offsets += Array(stride(from: 1_128, through: 300, by: -12))
+        let stage = try Stage(detector: try DlibFaceDetector())
+        var wholeAgainAt: Int?, foundAgainAt: Int?, ids: Set<Int> = []
+        for (frame, dx) in offsets.enumerated() {
+            let face = try stage.track(dx: dx, dy: 40, frame: frame)
+            ids.formUnion(face.ids)
+            // Whatever is shown sits on the face: never a fit left on the background by the edge.
+            if !face.ids.isEmpty { #expect(face.error < 0.25, "frame \(frame) at \(dx) px: \(face.error)") }
+            if dx >= 1_140 { #expect(face.ids.isEmpty, "frame \(frame): the face is out") }
+            let returning = frame > offsets.firstIndex(of: 1_140)!
+            if returning && dx <= 800 && wholeAgainAt == nil { wholeAgainAt = frame }
+            if wholeAgainAt != nil && foundAgainAt == nil && !face.ids.isEmpty { foundAgainAt = frame }
+        }
+        let delay = try #require(foundAgainAt) - (wholeAgainAt ?? 0)
+        #expect(delay <= 10, "found again \(delay) frames after being whole again")
+        #expect(ids.count == 2, "a new id when it comes back: \(ids.sorted())")
+    }
+
+    @Test func confidenceFallsAndTheFaceIsDroppedWhenTheFaceIsReplacedByBackground() throws {
+        let stage = try Stage(detector: try DlibFaceDetector())
+        for frame in 0..<5 {
+            _ = try stage.track(dx: 300, dy: 40, frame: frame)
+            #expect(try #require(stage.tracker.faces.first).confidence > 0.6, "a clear face, frame \(frame)")
+        }
+        var confidences: [Float] = []
+        for frame in 5..<15 {
+            stage.track(background: frame)
+            confidences.append(stage.tracker.faces.first?.confidence ?? 0)
+            #expect(stage.tracker.visibleFaceCount == 0, "nothing shown on the background, frame \(frame)")
+        }
+        #expect(confidences[0] < stage.tracker.settings.doubtfulConfidence, "\(confidences)")
+        #expect(stage.tracker.faces.isEmpty, "dropped")
+    }
+}
+
+/// A 1280x720 grey frame with the portrait pasted at an offset, and a tracker following it.
+private final class Stage {
+    let tracker: FaceTracker
+    let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720)
+    let photo: Plane
+    let reference: Landmarks
+
+    init(detector: any FaceDetector, configure: (inout FaceTracker.Settings) -> Void = { _ in }) throws {
+        photo = try FacePhoto.shared.get().plane
+        var settings = FaceTracker.Settings()
+        settings.smoothing = .none
+        configure(&settings)
+        tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+                              detector: detector, poseSolver: NoPoseSolver())
+        // The truth: where the tracker fits the photo on its own, unmoved.
+        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+                                detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
+        Self.paste(photo, into: frame, dx: 0, dy: 0)
+        for index in 0..<3 { still.process(Self.plane(frame), seconds: Double(index) / 30) }
+        reference = try #require(still.faces.first).rawLandmarks
+    }
+
+    deinit { frame.deallocate() }
+
+    var plane: Plane { Self.plane(frame) }
+
+    static func plane(_ frame: UnsafeMutablePointer<UInt8>) -> Plane { Plane(base: frame, stride: 1280, width: 1280, height: 720) }
+
+    static func paste(_ photo: Plane, into frame: UnsafeMutablePointer<UInt8>, dx: Int, dy: Int) {
+        frame.update(repeating: 96, count: 1280 * 720)
+        let width = min(photo.width, 1280 - dx)
+        guard width > 0 else { return }
+        for row in 0..<photo.height where row + dy < 720 {
+            (frame + (row + dy) * 1280 + dx).update(from: photo.base + row * photo.stride, count: width)
+        }
+    }
+
+    func paste(dx: Int, dy: Int) { Self.paste(photo, into: frame, dx: dx, dy: dy) }
+
+    /// Visible face ids, and the mean landmark error of the first visible face in eye distances
+    /// (infinite when there is none).
+    func track(dx: Int, dy: Int, frame index: Int) throws -> (ids: [Int], error: Float) {
+        paste(dx: dx, dy: dy)
+        tracker.process(plane, seconds: Double(index) / 30)
+        let visible = tracker.faces.filter { !$0.isHeld }
+        guard let face = visible.first else { return ([], .infinity) }
+        let shift = Point(x: Float(dx), y: Float(dy))
+        var sum: Float = 0
+        for i in 0..<68 { sum += face.rawLandmarks[i].distance(to: reference[i] + shift) }
+        return (visible.map(\.id), sum / 68 / reference.eyeDistance)
+    }
+
+    /// A frame of background only, with a little texture so that a fit has something to settle on.
+    func track(background index: Int) {
+        for i in 0..<(1280 * 720) { frame[i] = UInt8(80 + (i % 1280) / 16 + (i / 1280) % 7) }
+        tracker.process(plane, seconds: Double(index) / 30)
+    }
+}
+
+/// dlib's detector, whose results the test lets through one at a time: the detection thread as
+/// late as the test likes. The first call (the tracker's synchronous first frame) is not held.
+private final class GatedDetector: FaceDetector, Sendable {
+    private let inner: DlibFaceDetector
+    private let gate = DispatchSemaphore(value: 0)
+    private let calls = Atomic<Int>(0)
+
+    init() throws { inner = try DlibFaceDetector() }
+
+    var detections: Int { calls.load(ordering: .relaxed) }
+
+    func letOneThrough() { gate.signal() }
+
+    /// Lets every pending and future detection through, so that the tracker can shut down.
+    func openForGood() { for _ in 0..<1000 { gate.signal() } }
+
+    func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int {
+        let found = try inner.detect(grey, into: boxes)
+        if calls.add(1, ordering: .relaxed).newValue > 1 { gate.wait() }
+        return found
+    }
+
+    func downscale(_ grey: Plane, into smaller: Plane) throws { try inner.downscale(grey, into: smaller) }
+}
+
+private final class NoPoseSolver: PoseSolver {
+    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
+}
