@@ -51,7 +51,7 @@ nginx_pid=$(bounded 60 "$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
 relay="" recorder=""
 cleanup() {
   for pid in $relay $recorder; do kill "$pid" 2>/dev/null || true; done
-  kill -QUIT "$nginx_pid" 2>/dev/null || true
+  "$root/deploy/rtmp-server.sh" stop "$nginx_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Starts a private nginx-rtmp on 127.0.0.1 for demos and benchmarks, in the background.
-#   rtmp-server.sh DIR PORT    -> prints the nginx pid; "kill -QUIT <pid>" stops it.
+#   rtmp-server.sh DIR PORT    -> prints the nginx pid
+#   rtmp-server.sh stop PID    -> stops it, for sure
 # Applications: rtmp://127.0.0.1:PORT/live/<key>. Runs as the calling user (no privileges needed).
 set -euo pipefail
+# A stop by signal alone is not enough: an nginx started from a thread that blocks signals (a test
+# runner's) inherits the mask and ignores SIGQUIT and SIGTERM, and a graceful stop can wait on a
+# client. SIGTERM, then SIGKILL after 3 s.
+if [ "${1:-}" = stop ]; then
+  pid=${2:?usage: rtmp-server.sh stop PID}
+  kill -TERM "$pid" 2>/dev/null || exit 0
+  for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  exit 0
+fi
 dir=${1:?usage: rtmp-server.sh DIR PORT}
 port=${2:?usage: rtmp-server.sh DIR PORT}
 mkdir -p "$dir"

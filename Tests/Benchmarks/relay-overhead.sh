@@ -21,7 +21,7 @@ work=$(mktemp -d)
 chmod 777 "$work"
 port=$(( 20000 + RANDOM % 20000 ))
 nginx_pid=$("$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
-trap 'kill -QUIT $nginx_pid 2>/dev/null; rm -rf "$work"' EXIT
+trap '"$root/deploy/rtmp-server.sh" stop $nginx_pid; rm -rf "$work"' EXIT
 url=rtmp://127.0.0.1:$port/live
 
 baseline() { # key

@@ -24,7 +24,8 @@ platform_pid=$("$root/deploy/rtmp-server.sh" "$work/platform" "$platform_port")
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill -QUIT "$ingest_pid" "$platform_pid" 2>/dev/null || true
+  "$root/deploy/rtmp-server.sh" stop "$ingest_pid"
+  "$root/deploy/rtmp-server.sh" stop "$platform_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -65,7 +66,7 @@ for tick in $(seq 1 "$ticks"); do
   # Every minute from the second on: the platform goes away for 8 s.
   if (( tick % 240 == 0 && seconds >= 120 )); then
     reconnects_before=$("$facerelay" ctl stats soak --json | jq -r '.result.streams[0].output_reconnects')
-    kill -QUIT "$platform_pid"
+    "$root/deploy/rtmp-server.sh" stop "$platform_pid"
     lost=$(elapsed)
     sleep 8
     platform_pid=$("$root/deploy/rtmp-server.sh" "$work/platform" "$platform_port")

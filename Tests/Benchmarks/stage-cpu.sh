@@ -23,7 +23,7 @@ nginx_pid=$("$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill -QUIT "$nginx_pid" 2>/dev/null || true
+  "$root/deploy/rtmp-server.sh" stop "$nginx_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
