@@ -395,8 +395,10 @@ import Testing
         for fixture in ["corrupt_nal.flv", "truncated.flv"] {
             _ = try serve.result(["start", try Fixtures.path(fixture), serve.directory + "/\(fixture).mkv", "--stream", fixture])
         }
+        // The good stream is relayed as fast as the machine goes, so it may be done already; if it
+        // is still there, it is relaying. Its events and its output say the rest.
         let streams = try serve.streams()
-        #expect(streams["good"]?["state"] as? String == "relaying", "the good stream is no longer relaying beside the others: \(streams)")
+        #expect(streams["good"].map { $0["state"] as? String == "relaying" } ?? true, "the good stream is not relaying beside the others: \(streams)")
 
         let allDone = try serve.waitForStreams(seconds: 120) { $0.isEmpty }
         #expect(allDone, "streams still running: \(String(describing: try? serve.streams()))")
