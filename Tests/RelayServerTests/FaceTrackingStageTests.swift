@@ -7,18 +7,21 @@ import RelayServer
 import StickerKit
 import Testing
 
+/// Frame `index` of a 1280x720 I420 stream over `pixels` (1280 * 720 * 3 / 2 bytes), 30 fps.
+private func frame720p(_ index: Int, pixels: UnsafeMutablePointer<UInt8>) -> VideoFrame {
+    let chroma = pixels + 1280 * 720
+    return VideoFrame(format: .i420, luma: Plane(base: pixels, stride: 1280, width: 1280, height: 720),
+                      chromaU: Plane(base: chroma, stride: 640, width: 640, height: 360),
+                      chromaV: Plane(base: chroma + 640 * 360, stride: 640, width: 640, height: 360),
+                      pts: Int64(index) * 33_333_333, duration: 33_333_333)
+}
+
 /// The sticker stage on a drawn face: it draws only when a sticker item is placed, switches
 /// stickers between frames, and reports its costs.
 @Suite struct FaceTrackingStageTests {
     let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
 
-    func frame(_ index: Int) -> VideoFrame {
-        let chroma = pixels + 1280 * 720
-        return VideoFrame(format: .i420, luma: Plane(base: pixels, stride: 1280, width: 1280, height: 720),
-                          chromaU: Plane(base: chroma, stride: 640, width: 640, height: 360),
-                          chromaV: Plane(base: chroma + 640 * 360, stride: 640, width: 640, height: 360),
-                          pts: Int64(index) * 33_333_333, duration: 33_333_333)
-    }
+    func frame(_ index: Int) -> VideoFrame { frame720p(index, pixels: pixels) }
 
     func renderer(_ name: String, begin: Trigger) -> StickerRenderer {
         let anchor = LandmarkAnchor(position: LandmarkPoint(landmarks: [27], x: 5, y: 5), rotateCenter: nil,
@@ -80,13 +83,7 @@ import Testing
     @Test func theStageLightensEveryOtherFrame() {
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
         defer { pixels.deallocate() }
-        func frame(_ index: Int) -> VideoFrame {
-            let chroma = pixels + 1280 * 720
-            return VideoFrame(format: .i420, luma: Plane(base: pixels, stride: 1280, width: 1280, height: 720),
-                              chromaU: Plane(base: chroma, stride: 640, width: 640, height: 360),
-                              chromaV: Plane(base: chroma + 640 * 360, stride: 640, width: 640, height: 360),
-                              pts: Int64(index) * 33_333_333, duration: 33_333_333)
-        }
+        func frame(_ index: Int) -> VideoFrame { frame720p(index, pixels: pixels) }
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         var settings = FaceTracker.Settings()
