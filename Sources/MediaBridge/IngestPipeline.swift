@@ -42,6 +42,8 @@ final class IngestPipeline: @unchecked Sendable {
     /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
     private var srtWatch: Int?
     private let srtRefusals = Locked<SRTRefusal?>(nil)
+    /// The picture size every frame is scaled to, once the relay has fixed it.
+    private let lockedVideoSize = Mutex<(width: Int, height: Int)?>(nil)
     /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
     var lastSRTRefusal: SRTRefusal? { srtRefusals.withLock { $0 } }
 
@@ -179,6 +181,7 @@ final class IngestPipeline: @unchecked Sendable {
             let bin = try GStreamer.parseBin(description, files: ["\(kind) branch"])
             let sinkName = kind == "video" ? "video_out" : "audio_out"
             let sink = try GStreamer.element(sinkName, in: bin, files: ["\(kind) branch"])
+            if kind == "video", let size = lockedVideoSize.withLock({ $0 }) { Self.setSize(size, in: bin) }
             fr_bin_add(pipeline, bin)
             fr_sync_state_with_parent(bin)
             guard fr_link_pad_to_element(pad, bin) != 0 else {
@@ -213,6 +216,22 @@ final class IngestPipeline: @unchecked Sendable {
         } catch {
             streams.withLock { $0.failure = MediaError(.input, "\(error)") }
         }
+    }
+
+    /// From now on frames of this size are delivered whatever the input sends: a broadcaster
+    /// switching resolution mid-stream, or coming back with another one, is scaled to the size
+    /// the output (and upstream) was opened with, instead of ending the stream.
+    func lockVideoSize(width: Int, height: Int) {
+        lockedVideoSize.withLock { $0 = (width, height) }
+        Self.setSize((width, height), in: pipeline)
+    }
+
+    private static func setSize(_ size: (width: Int, height: Int), in bin: UnsafeMutablePointer<GstElement>) {
+        guard let sizeFilter = fr_bin_get(bin, "video_size") else { return }
+        defer { fr_unref(sizeFilter) }
+        let caps = gst_caps_from_string("video/x-raw, format=I420, width=\(size.width), height=\(size.height)")
+        fr_set_caps_property(sizeFilter, "caps", caps)
+        gst_caps_unref(caps)
     }
 
     private func linkToFakeSink(_ pad: UnsafeMutablePointer<GstPad>) {

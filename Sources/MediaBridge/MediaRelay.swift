@@ -11,6 +11,10 @@ import Synchronization
 /// Threads: `run()` supervises (buses, time-outs, reconnects); a frame thread pulls decoded frames
 /// and runs the stage; an audio thread moves AAC packets. Each stops at end of input or on
 /// `requestStop()`, after which the egress gets end-of-stream so that files are finalised.
+///
+/// With an input grace period, a live input that ends is listened to again with a new ingest
+/// pipeline (a new generation) while the egress waits; the returning publisher's frames continue
+/// the same output on the same timeline, shifted to follow on from where the last input stopped.
 public final class MediaRelay: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         /// Decoded frames that reached the relay.
@@ -74,10 +78,14 @@ public final class MediaRelay: @unchecked Sendable {
     private let logger: Logger
     /// Used on the frame thread only.
     private let stage: FrameStage
-    private let ingest: IngestPipeline
     private let egressFiles: [String]
 
     private struct Shared {
+        /// The input being listened to; replaced (next generation) when an awaited input is restarted.
+        var ingest: IngestPipeline
+        var ingestGeneration = 0
+        /// Frames that reached the appsinks of earlier generations.
+        var framesArrivedEarlier = 0
         var egress: EgressPipeline?
         /// The video caps the egress was built for, kept to rebuild it after an output failure.
         var videoCaps: UnsafeMutablePointer<GstCaps>?
@@ -104,7 +112,11 @@ public final class MediaRelay: @unchecked Sendable {
     private let thumbnailFrame = Mutex<SampleReference?>(nil)
     /// Used on the frame thread only.
     private var videoTimestamps = MonotonicTimestamps()
+    /// When the output's timeline started (its first frame). Used on the frame thread only.
+    private var outputStartedAt: ContinuousClock.Instant?
     private let stageCPU = Atomic<UInt64>(0)
+    /// The latest audio or video timestamp handed to the egress: where a returning input continues.
+    private let latestOutputTime = Atomic<UInt64>(0)
     /// The prefix of this relay's thread names, by which its CPU time is told apart from other streams'.
     public let threadTag = ThreadTag.unique()
 
@@ -118,9 +130,12 @@ public final class MediaRelay: @unchecked Sendable {
         self.library = library
         self.stage = stage
         self.logger = logger
-        shared = Locked(Shared(lifecycle: RelayLifecycle(policy: settings.lifecyclePolicy, now: .now)))
+        var policy = settings.lifecyclePolicy
+        // Only a network input can come back: a file that ends has ended.
+        if !input.isLive { policy.inputGrace = nil }
+        let ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
+        shared = Locked(Shared(ingest: ingest, lifecycle: RelayLifecycle(policy: policy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
-        ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
         // Build the egress once with stand-in values so that a broken template fails now, not when
         // the first frame arrives.
         let trial = try Self.egressDescription(library: library, input: input, output: output, fps: 30, withAudio: true, settings: settings)
@@ -151,9 +166,17 @@ public final class MediaRelay: @unchecked Sendable {
         }
     }
 
+    /// The input being listened to now.
+    private var ingest: IngestPipeline { shared.withLock { $0.ingest } }
+
+    /// Decoded frames that reached the video appsinks of every input generation so far.
+    private var framesArrived: Int {
+        shared.withLock { $0.framesArrivedEarlier + Int(fr_atomic_get($0.ingest.framesArrived)) }
+    }
+
     public var counters: Counters {
         let pulled = framesPulled.load(ordering: .relaxed)
-        let arrived = max(Int(fr_atomic_get(ingest.framesArrived)), pulled)
+        let arrived = max(framesArrived, pulled)
         // The appsink drops the oldest frame silently once it holds its capacity: of the frames
         // that arrived and were not pulled, all but the capacity are certainly gone. Counted as
         // a high-water mark, so the figure never goes down while frames wait in the queue.
@@ -253,7 +276,9 @@ public final class MediaRelay: @unchecked Sendable {
                 switch event {
                 case .error(let error):
                     let everStarted = shared.withLock { $0.info != nil }
-                    if everStarted, case .rtmp = input, error.domain == .resource {
+                    if awaitInput(ended: error.summary, cleanly: false) {
+                        break
+                    } else if everStarted, case .rtmp = input, error.domain == .resource {
                         // Once media has flowed, a read error of an RTMP pull (the idle time-out
                         // included) means the publisher has gone: the end of its stream.
                         logger.info("input ended: \(error.summary)", metadata: ["input": "\(input)"])
@@ -266,7 +291,8 @@ public final class MediaRelay: @unchecked Sendable {
                 case .warning(let source, let text):
                     logger.warning("input: \(text)", metadata: ["element": "\(source)"])
                 case .endOfStream:
-                    break // the appsinks see it too; the threads finish the stream
+                    // The appsinks see it too: without a grace period, the threads finish the stream.
+                    _ = awaitInput(ended: liveInputEndReason, cleanly: true)
                 }
             }
             let streams = ingest.snapshot
@@ -339,6 +365,12 @@ public final class MediaRelay: @unchecked Sendable {
             case .failOutputUnreachable:
                 let seconds = state.lifecycle.policy.giveUpAfter.map { "\($0.components.seconds) s" } ?? ""
                 fail(MediaError(.output, "output \(output) unreachable for \(seconds), giving up; last error: \(state.lifecycle.lastOutputError ?? "none")"))
+            case .restartInput:
+                restartInput()
+            case .endAwaitedInput:
+                let grace = state.lifecycle.policy.inputGrace.map { formatted($0.inSeconds, decimals: 1) } ?? "0"
+                logger.info("the input did not come back within its grace period of \(grace) s; ending the stream", metadata: ["input": "\(input)"])
+                requestStop()
             case .stopDraining:
                 if threadsDone {
                     logger.warning("output did not finish within \(state.lifecycle.policy.drainTimeout) of end-of-stream; closing it anyway", metadata: ["output": "\(output)"])
@@ -443,6 +475,70 @@ public final class MediaRelay: @unchecked Sendable {
         shared.withLock { $0.egress = egress }
     }
 
+    // MARK: input grace
+
+    /// With a grace period, a live input that ended is awaited: listened to again rather than
+    /// ending the stream; while awaited, another end of a restarted input is one more attempt.
+    /// False when the end is the stream's end.
+    private func awaitInput(ended reason: String, cleanly: Bool) -> Bool {
+        let (awaited, newlyLost) = shared.withLock { shared -> (Bool, Bool) in
+            if shared.lifecycle.awaitingInputSince != nil {
+                shared.lifecycle.inputRestartFailed(at: .now, ended: cleanly)
+                return (true, false)
+            }
+            guard shared.lifecycle.awaitsLostInput else { return (false, false) }
+            shared.lifecycle.inputLost(at: .now)
+            return (true, true)
+        }
+        if newlyLost {
+            let grace = shared.withLock { $0.lifecycle.policy.inputGrace }.map { formatted($0.inSeconds, decimals: 1) } ?? "0"
+            logger.warning("input ended (\(reason)); waiting up to \(grace) s for it to come back, the output stays open", metadata: ["input": "\(input)"])
+        }
+        return awaited
+    }
+
+    /// Why a live input's stream ended: rtmp2src ends it the same way for a publisher that
+    /// stopped and for one silent past the idle time-out.
+    private var liveInputEndReason: String {
+        if case .rtmp = input, settings.idleTimeoutSeconds > 0 {
+            return "the publisher stopped, or sent nothing for \(settings.idleTimeoutSeconds) s"
+        }
+        return "the broadcaster stopped"
+    }
+
+    /// Listens to the awaited input again with a new ingest pipeline, at the size the output was
+    /// opened with. The old pipeline is stopped first: an SRT listener needs its port back.
+    private func restartInput() {
+        let old = ingest
+        ThreadCPUAccounting.shared.sampleNow()
+        fr_set_state(old.pipeline, GST_STATE_NULL)
+        do {
+            let fresh = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
+            if let info = streamInfo { fresh.lockVideoSize(width: info.width, height: info.height) }
+            try fresh.start()
+            shared.withLock { shared in
+                shared.framesArrivedEarlier += Int(fr_atomic_get(old.framesArrived))
+                shared.ingest = fresh
+                shared.ingestGeneration += 1
+                shared.lifecycle.inputRestarted()
+            }
+            logger.debug("listening to the input again", metadata: ["input": "\(input)"])
+        } catch {
+            logger.debug("cannot listen to the input again yet: \(error)", metadata: ["input": "\(input)"])
+            shared.withLock { $0.lifecycle.inputRestartFailed(at: .now) }
+        }
+    }
+
+    /// Whether an input that ends now (or has ended) is awaited rather than ending the stream.
+    private var inputEndIsAwaited: Bool {
+        shared.withLock { $0.lifecycle.awaitsLostInput || $0.lifecycle.awaitingInputSince != nil }
+    }
+
+    /// Waits until the supervisor has listened to the input again (a new generation), or a stop.
+    private func waitForNextInput(after generation: Int) {
+        while !stopRequested, shared.withLock({ $0.ingestGeneration == generation }) { sleep(seconds: 0.01) }
+    }
+
     // MARK: frame thread
 
     private func frameLoop() {
@@ -450,7 +546,6 @@ public final class MediaRelay: @unchecked Sendable {
             shared.withLock { $0.egress }?.endVideo()
             shared.withLock { $0.videoFinished = true }
         }
-        guard let sink = waitForSink(\.videoSink) else { return }
         let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
         let drawn = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
         defer {
@@ -461,16 +556,37 @@ public final class MediaRelay: @unchecked Sendable {
         // live input catches up on them under back-pressure, then drops the oldest frames again
         // (the template's `drop`) as soon as none is waiting, so that a stage that falls behind
         // loses frames rather than delay; a stage too slow ever to catch up gets there after
-        // `catchUpLimit` all the same.
-        var catchingUp = settings.isLive(input)
+        // `catchUpLimit` all the same. Each generation of the input starts so again.
+        var source: (ingest: IngestPipeline, sink: UnsafeMutablePointer<GstElement>, generation: Int)?
+        var catchingUp = false
         var firstFrameAt: ContinuousClock.Instant?
         while !stopRequested {
+            let (current, generation) = shared.withLock { ($0.ingest, $0.ingestGeneration) }
+            if source?.generation != generation {
+                source = nil
+                switch waitForSink(\.videoSink, of: current, generation: generation) {
+                case .found(let sink):
+                    source = (current, sink, generation)
+                    catchingUp = settings.isLive(input)
+                    firstFrameAt = nil
+                case .absent, .superseded:
+                    continue
+                }
+            }
+            guard let (_, sink, generation) = source else { continue }
             if catchingUp, let firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
                 fr_set_bool(sink, "drop", 1)
                 catchingUp = false
             }
             guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 0 : 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 { break }
+                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.lifecycle.awaitingInputSince != nil }) {
+                    guard inputEndIsAwaited else {
+                        if input.isLive { logger.info("input ended: \(liveInputEndReason)", metadata: ["input": "\(input)"]) }
+                        break
+                    }
+                    waitForNextInput(after: generation)
+                    continue
+                }
                 if catchingUp && firstFrameAt != nil {
                     fr_set_bool(sink, "drop", 1)
                     catchingUp = false
@@ -478,7 +594,7 @@ public final class MediaRelay: @unchecked Sendable {
                 continue
             }
             framesPulled.add(1, ordering: .relaxed)
-            relay(sample: sample, from: sink, mapped: mapped, drawn: drawn)
+            relay(sample: sample, from: sink, mapped: mapped, drawn: drawn, resumingInput: generation > 0 && firstFrameAt == nil ? generation : nil)
             if firstFrameAt == nil { firstFrameAt = .now }
             fr_sample_unref(sample)
         }
@@ -488,17 +604,26 @@ public final class MediaRelay: @unchecked Sendable {
     /// 6 s of held frames take about 2 s at three times real time).
     static let catchUpLimit = Duration.seconds(10)
 
-    private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>) -> UnsafeMutablePointer<GstElement>? {
-        while !stopRequested {
+    private enum SinkWait {
+        case found(UnsafeMutablePointer<GstElement>)
+        /// The input has no such stream.
+        case absent
+        /// A stop, or the input was listened to again meanwhile.
+        case superseded
+    }
+
+    private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>, of ingest: IngestPipeline, generation: Int) -> SinkWait {
+        while !stopRequested, shared.withLock({ $0.ingestGeneration == generation }) {
             let streams = ingest.snapshot
-            if let sink = streams[keyPath: path] { return sink }
-            // Audio: once the video has started without an audio stream, there is none to wait for.
-            if path == \.audioSink, streams.allPadsKnown || shared.withLock({ $0.info != nil }) {
-                if streams.audioSink == nil { return nil }
+            if let sink = streams[keyPath: path] { return .found(sink) }
+            // Audio: once the video has started without an audio stream, there is none to wait for;
+            // an input that came back says so by announcing all its streams.
+            if path == \.audioSink, streams.allPadsKnown || generation == 0 && shared.withLock({ $0.info != nil }) {
+                if streams.audioSink == nil { return .absent }
             }
             sleep(seconds: 0.01)
         }
-        return nil
+        return .superseded
     }
 
     /// The first frame decides the output: its caps, and whether an audio stream is there to carry.
@@ -532,7 +657,7 @@ public final class MediaRelay: @unchecked Sendable {
                 shared.lifecycle.firstFrame()
                 shared.timeline.start(at: runningTime)
             }
-            lockInputSize(width: streamInfo.width, height: streamInfo.height)
+            ingest.lockVideoSize(width: streamInfo.width, height: streamInfo.height)
             logger.info("relaying", metadata: [
                 "input": "\(input)", "output": "\(output)",
                 "video": "\(streamInfo.width)x\(streamInfo.height) @ \(formatted(streamInfo.framesPerSecond, decimals: 2)) fps",
@@ -562,18 +687,9 @@ public final class MediaRelay: @unchecked Sendable {
         logger.warning("joined the input \(formatted(Double(firstTimestamp) / 1e9, decimals: 2)) s after it started: about \(missed) frames were missed before the relay was listening", metadata: ["input": "\(input)"])
     }
 
-    /// From now on the ingest delivers frames of this size whatever the input sends: a broadcaster
-    /// switching resolution mid-stream is scaled to the size the output (and upstream) was
-    /// opened with, instead of ending the stream.
-    private func lockInputSize(width: Int, height: Int) {
-        guard let sizeFilter = fr_bin_get(ingest.pipeline, "video_size") else { return }
-        defer { fr_unref(sizeFilter) }
-        let caps = gst_caps_from_string("video/x-raw, format=I420, width=\(width), height=\(height)")
-        fr_set_caps_property(sizeFilter, "caps", caps)
-        gst_caps_unref(caps)
-    }
-
-    private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, mapped: UnsafeMutablePointer<GstVideoFrame>, drawn: UnsafeMutablePointer<GstVideoFrame>) {
+    /// `resumingInput`: the generation of an input that came back, on its first frame.
+    private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, mapped: UnsafeMutablePointer<GstVideoFrame>,
+                       drawn: UnsafeMutablePointer<GstVideoFrame>, resumingInput: Int?) {
         let runningTime = UInt64(fr_sample_running_time(sample))
         guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
             framesDiscarded.add(1, ordering: .relaxed)
@@ -585,6 +701,9 @@ public final class MediaRelay: @unchecked Sendable {
             egress = started
             timeline.start(at: runningTime)
             noteMissedStart(firstTimestamp: fr_buffer_pts(buffer), frameDuration: fr_buffer_duration(buffer))
+            outputStartedAt = .now
+        } else if let generation = resumingInput {
+            timeline = continueTimeline(at: runningTime, frameDuration: UInt64(fr_buffer_duration(buffer)), generation: generation)
         } else if let knownCaps, knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !sameGeometry(knownCaps, caps) {
             let text = GStreamer.takeString(fr_caps_string(caps)) ?? ""
             shared.withLock { shared in
@@ -616,7 +735,7 @@ public final class MediaRelay: @unchecked Sendable {
         // A live input's queue drops frames once full: the stage is told how full it is, so that
         // it can lighten its work first. A file's queue is meant to fill.
         let live = settings.isLive(input)
-        stage.noteBacklog(queued: max(0, Int(fr_atomic_get(ingest.framesArrived)) - framesPulled.load(ordering: .relaxed)),
+        stage.noteBacklog(queued: max(0, framesArrived - framesPulled.load(ordering: .relaxed)),
                           capacity: live ? PipelineLibrary.videoQueueCapacity(live: true) : 0)
         var output: UnsafeMutablePointer<GstBuffer>?
         if stage.analyse(frame) == .draw, let pooled = egress.acquireFrameBuffer() {
@@ -639,11 +758,32 @@ public final class MediaRelay: @unchecked Sendable {
             let sample = SampleReference(pointer: fr_sample_new(outgoing, caps))
             if let previous = thumbnailFrame.withLock({ slot in defer { slot = sample }; return slot }) { fr_sample_unref(previous.pointer) }
         }
+        latestOutputTime.max(pts, ordering: .relaxed)
         if egress.pushVideo(outgoing) {
             framesOut.add(1, ordering: .relaxed)
         } else {
             framesDiscarded.add(1, ordering: .relaxed)
         }
+    }
+
+    /// The first frame of an input that came back is placed at the real time passed since the
+    /// output started, and after every audio and video packet sent: the output's timeline goes on
+    /// in real time (the pause a stall or a reconnection took included), never back. (The time of
+    /// the last frame sent would not do: a stalled input's decoder lets its last frames go only
+    /// when the input is given up.)
+    private func continueTimeline(at runningTime: UInt64, frameDuration: UInt64, generation: Int) -> SharedTimeline {
+        let step = frameDuration > 0 && frameDuration != UInt64(GstClockTime.max) ? frameDuration : 33_333_333
+        let elapsed = outputStartedAt.map { UInt64(max(0, (ContinuousClock.now - $0).inSeconds) * 1e9) } ?? 0
+        let outputTime = max(latestOutputTime.load(ordering: .relaxed) + step, elapsed)
+        let (timeline, away) = shared.withLock { shared in
+            let away = shared.lifecycle.inputResumed(at: .now) ?? .zero
+            shared.timeline.resume(at: runningTime, outputTime: outputTime, generation: generation)
+            return (shared.timeline, away)
+        }
+        logger.info("input back after \(formatted(away.inSeconds, decimals: 1)) s; continuing the same output", metadata: [
+            "input": "\(input)", "output": "\(output)", "at_s": "\(formatted(Double(timeline.rebase(runningTime) ?? 0) / 1e9, decimals: 2))",
+        ])
+        return timeline
     }
 
     private func sameGeometry(_ a: UnsafeMutablePointer<GstCaps>, _ b: UnsafeMutablePointer<GstCaps>) -> Bool {
@@ -660,30 +800,54 @@ public final class MediaRelay: @unchecked Sendable {
     // MARK: audio thread
 
     private func audioLoop() {
-        defer { shared.withLock { $0.audioFinished = true } }
-        guard let sink = waitForSink(\.audioSink) else { return }
-        // Audio is not pulled until the first video frame has fixed the timeline's origin: the
-        // appsink holds it meanwhile, and packets from just before the origin are trimmed below.
-        while !stopRequested, shared.withLock({ $0.info == nil }) { sleep(seconds: 0.005) }
-        var capsSetOn: ObjectIdentifier?
+        defer {
+            shared.withLock { $0.egress }?.endAudio()
+            shared.withLock { $0.audioFinished = true }
+        }
+        var capsSetOn: (egress: ObjectIdentifier, generation: Int)?
+        var source: (ingest: IngestPipeline, sink: UnsafeMutablePointer<GstElement>, generation: Int)?
         while !stopRequested {
+            let (current, generation) = shared.withLock { ($0.ingest, $0.ingestGeneration) }
+            if source?.generation != generation {
+                source = nil
+                switch waitForSink(\.audioSink, of: current, generation: generation) {
+                case .found(let sink):
+                    // Audio is not pulled until this input's first video frame has fixed its place
+                    // on the timeline: the appsink holds it meanwhile, and packets from just before
+                    // that frame are trimmed below.
+                    while !stopRequested, shared.withLock({ $0.ingestGeneration == generation && ($0.info == nil || $0.timeline.generation != generation) }) {
+                        sleep(seconds: 0.005)
+                    }
+                    source = (current, sink, generation)
+                case .absent:
+                    guard inputEndIsAwaited else { return }
+                    waitForNextInput(after: generation)
+                    continue
+                case .superseded:
+                    continue
+                }
+            }
+            guard let (_, sink, generation) = source else { continue }
             guard let sample = fr_appsink_pull(sink, 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 { break }
+                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.lifecycle.awaitingInputSince != nil }) {
+                    guard inputEndIsAwaited else { break }
+                    waitForNextInput(after: generation)
+                }
                 continue
             }
             defer { fr_sample_unref(sample) }
             let (egress, timeline) = shared.withLock { ($0.egress, $0.timeline) }
             // Audio from before the first video frame, and while the output reconnects, is dropped.
-            guard let egress, egress.hasAudio, let pts = timeline.rebase(UInt64(fr_sample_running_time(sample))),
+            guard let egress, egress.hasAudio, timeline.generation == generation, let pts = timeline.rebase(UInt64(fr_sample_running_time(sample))),
                   let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer(sample) else { continue }
-            if capsSetOn != ObjectIdentifier(egress) {
+            if capsSetOn?.egress != ObjectIdentifier(egress) || capsSetOn?.generation != generation {
                 egress.setAudioCaps(caps)
-                capsSetOn = ObjectIdentifier(egress)
+                capsSetOn = (ObjectIdentifier(egress), generation)
             }
             fr_buffer_set_timing(buffer, GstClockTime(pts), fr_buffer_duration(buffer))
+            latestOutputTime.max(pts, ordering: .relaxed)
             if egress.pushAudio(buffer) { audioPacketsOut.add(1, ordering: .relaxed) }
         }
-        shared.withLock { $0.egress }?.endAudio()
     }
 }
 

@@ -43,6 +43,7 @@ public struct PipelineLibrary: Sendable {
             source = try template("source-rtmp.gst").filled([
                 "location": PipelineTemplate.quoted(url),
                 "timeout_s": String(settings.inputTimeoutSeconds),
+                "idle_timeout_s": String(settings.idleTimeoutSeconds),
             ])
         case .srtListener(let uri), .srtCaller(let uri):
             source = try template("source-srt.gst").filled(["uri": PipelineTemplate.quoted(uri)])
@@ -115,6 +116,12 @@ public struct RelaySettings: Sendable {
     public var reconnectMaximumDelaySeconds = 4.0
     /// ...for this long in all before the stream fails; nil retries for ever.
     public var reconnectGiveUpSeconds: Double? = 60
+    /// How long a live input may stay silent (a stalled publisher, its connection still open)
+    /// before it counts as ended; 0 waits forever.
+    public var idleTimeoutSeconds = 10
+    /// How long an ended live input is awaited: a publisher back within this time continues the
+    /// same output (same upstream connection, timeline continued). 0 ends the stream at once.
+    public var inputGraceSeconds = 0.0
 
     public init() {}
 
@@ -122,7 +129,8 @@ public struct RelaySettings: Sendable {
     public var lifecyclePolicy: RelayLifecycle.Policy {
         RelayLifecycle.Policy(startTimeout: inputTimeoutSeconds > 0 ? .seconds(inputTimeoutSeconds) : nil,
                               maximumRetryDelay: .milliseconds(Int(reconnectMaximumDelaySeconds * 1000)),
-                              giveUpAfter: reconnectGiveUpSeconds.map { .milliseconds(Int($0 * 1000)) })
+                              giveUpAfter: reconnectGiveUpSeconds.map { .milliseconds(Int($0 * 1000)) },
+                              inputGrace: inputGraceSeconds > 0 ? .milliseconds(Int(inputGraceSeconds * 1000)) : nil)
     }
 
     /// Whether a stream runs at its own pace: a network input, or a file paced by --realtime.

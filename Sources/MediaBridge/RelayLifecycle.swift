@@ -5,6 +5,12 @@
 ///     starting --first frame--> relaying --output failed--> reconnecting --output accepted--> relaying
 ///        |                         |                            |  retry failed: wait twice as long, up to the cap
 ///        +----- stop / input end --+------------> draining <----+  (gives up after `giveUpAfter`, if set)
+///
+/// With an input grace period, a live input that ends is awaited instead of ending the stream:
+///
+///     relaying --input lost--> awaitingInput --frames again--> relaying   (same output, timeline continued)
+///                                    |  input restarted every second while the publisher is away
+///                                    +--grace over--> draining
 public struct RelayLifecycle: Sendable {
     public struct Policy: Sendable, Equatable {
         /// How long the input may take to deliver its first frame; nil waits for ever.
@@ -19,20 +25,28 @@ public struct RelayLifecycle: Sendable {
         public var drainTimeout: Duration
         /// How long a rebuilt output must run without error to count as accepted by the upstream.
         public var acceptedAfter: Duration
+        /// How long a live input that ended (its publisher gone or stalled) is awaited before the
+        /// stream ends; its return within this time continues the same output. Nil: ends at once.
+        public var inputGrace: Duration?
+        /// The pause before listening to the input again after it ended, and between attempts.
+        public var inputRetryDelay: Duration
 
         public init(startTimeout: Duration?, firstRetryDelay: Duration = .seconds(1), maximumRetryDelay: Duration = .seconds(4),
-                    giveUpAfter: Duration?, drainTimeout: Duration = .seconds(10), acceptedAfter: Duration = .seconds(2)) {
+                    giveUpAfter: Duration?, drainTimeout: Duration = .seconds(10), acceptedAfter: Duration = .seconds(2),
+                    inputGrace: Duration? = nil, inputRetryDelay: Duration = .milliseconds(250)) {
             self.startTimeout = startTimeout
             self.firstRetryDelay = firstRetryDelay
             self.maximumRetryDelay = maximumRetryDelay
             self.giveUpAfter = giveUpAfter
             self.drainTimeout = drainTimeout
             self.acceptedAfter = acceptedAfter
+            self.inputGrace = inputGrace
+            self.inputRetryDelay = inputRetryDelay
         }
     }
 
     public enum Phase: String, Sendable, Equatable {
-        case starting, relaying, reconnecting, draining
+        case starting, relaying, reconnecting, awaitingInput, draining
     }
 
     /// What the supervisor should do now.
@@ -48,6 +62,10 @@ public struct RelayLifecycle: Sendable {
         case failOutputUnreachable
         /// The output did not finish within the drain time-out: close it anyway.
         case stopDraining
+        /// Listen to the ended input again (a new connection to the same address).
+        case restartInput
+        /// The input did not come back within the grace period: end the stream cleanly.
+        case endAwaitedInput
     }
 
     public let policy: Policy
@@ -59,6 +77,9 @@ public struct RelayLifecycle: Sendable {
     private var nextRetry: ContinuousClock.Instant?
     private var rebuiltAt: ContinuousClock.Instant?
     private var drainStarted: ContinuousClock.Instant?
+    /// When the input ended, while it is awaited.
+    public private(set) var awaitingInputSince: ContinuousClock.Instant?
+    private var nextInputAttempt: ContinuousClock.Instant?
 
     public init(policy: Policy, now: ContinuousClock.Instant) {
         self.policy = policy
@@ -107,6 +128,10 @@ public struct RelayLifecycle: Sendable {
         if let drainStarted {
             return now - drainStarted > policy.drainTimeout ? .stopDraining : .wait
         }
+        if let awaitingInputSince, let grace = policy.inputGrace {
+            if now - awaitingInputSince > grace { return .endAwaitedInput }
+            if let nextInputAttempt, now >= nextInputAttempt { return .restartInput }
+        }
         switch phase {
         case .starting:
             if let timeout = policy.startTimeout, now - started > timeout { return .failNoInput }
@@ -116,7 +141,7 @@ public struct RelayLifecycle: Sendable {
                 if let giveUp = policy.giveUpAfter, let outageStarted, now - outageStarted > giveUp { return .failOutputUnreachable }
                 return .retryOutput
             }
-        case .relaying, .draining:
+        case .relaying, .awaitingInput, .draining:
             break
         }
         return .wait
@@ -127,7 +152,43 @@ public struct RelayLifecycle: Sendable {
         outageStarted = nil
         rebuiltAt = nil
         retryDelay = policy.firstRetryDelay
-        if phase == .reconnecting { phase = .relaying }
+        if phase == .reconnecting { phase = awaitingInputSince == nil ? .relaying : .awaitingInput }
+    }
+
+    /// Whether an input that ends now is awaited rather than ending the stream: only once it
+    /// has delivered frames, with a grace period, and not while the stream is being stopped.
+    public var awaitsLostInput: Bool { policy.inputGrace != nil && phase != .starting && drainStarted == nil }
+
+    /// The input ended (its publisher left, stalled past the idle time-out, or its connection
+    /// broke). Call only when `awaitsLostInput`. A second report while awaited changes nothing.
+    public mutating func inputLost(at now: ContinuousClock.Instant) {
+        guard awaitsLostInput, awaitingInputSince == nil else { return }
+        awaitingInputSince = now
+        nextInputAttempt = now + policy.inputRetryDelay
+        if phase == .relaying { phase = .awaitingInput }
+    }
+
+    /// The input is listened to again; frames follow once the publisher is back.
+    public mutating func inputRestarted() {
+        nextInputAttempt = nil
+    }
+
+    /// The restarted input failed before any frame (the server refused it...): try again after a
+    /// second; or it `ended` (the stream it joined was unpublished): listen again at once, so that
+    /// a publisher returning now is heard from its first frame.
+    public mutating func inputRestartFailed(at now: ContinuousClock.Instant, ended: Bool = false) {
+        guard awaitingInputSince != nil else { return }
+        nextInputAttempt = now + (ended ? policy.inputRetryDelay : max(policy.inputRetryDelay, .seconds(1)))
+    }
+
+    /// Frames came again: the stream goes on. Returns how long the input was away.
+    @discardableResult
+    public mutating func inputResumed(at now: ContinuousClock.Instant) -> Duration? {
+        guard let since = awaitingInputSince else { return nil }
+        awaitingInputSince = nil
+        nextInputAttempt = nil
+        if phase == .awaitingInput { phase = .relaying }
+        return now - since
     }
 
     /// How long the output has been down, if it is.

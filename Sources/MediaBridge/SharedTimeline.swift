@@ -1,8 +1,15 @@
 /// One timeline for audio and video: both are rebased on the same origin, the running time of the
 /// first relayed video frame, so the offset between them is kept exactly as the input had it.
 /// (Rebasing each stream on its own first timestamp is the classic cause of A/V drift.)
+///
+/// An input that comes back (a publisher reconnecting within the grace period) starts its own
+/// running time again: it gets a new origin, placed at an output time after everything sent so far.
 public struct SharedTimeline: Sendable, Equatable {
     public private(set) var origin: UInt64?
+    /// The output time of the origin: 0 for the first input.
+    public private(set) var originOutputTime: UInt64 = 0
+    /// Which input (the relay's count of inputs that came back) the origin belongs to.
+    public private(set) var generation = 0
 
     public init() {}
 
@@ -10,11 +17,18 @@ public struct SharedTimeline: Sendable, Equatable {
         if origin == nil { origin = runningTime }
     }
 
+    /// The input `generation` continues the output: its running time `runningTime` is output at `outputTime`.
+    public mutating func resume(at runningTime: UInt64, outputTime: UInt64, generation: Int) {
+        origin = runningTime
+        originOutputTime = outputTime
+        self.generation = generation
+    }
+
     /// The output timestamp for an input running time; nil before the origin (audio that precedes
     /// the first video frame) or while the timeline has not started.
     public func rebase(_ runningTime: UInt64) -> UInt64? {
         guard let origin, runningTime >= origin, runningTime != UInt64.max else { return nil }
-        return runningTime - origin
+        return runningTime - origin + originOutputTime
     }
 }
 

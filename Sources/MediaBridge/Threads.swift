@@ -25,6 +25,11 @@ func sleep(seconds: Double) {
     usleep(useconds_t(seconds * 1_000_000))
 }
 
+extension Duration {
+    /// The duration in seconds, as a figure to print or compute with.
+    public var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
 /// "%.Nf" without Foundation's String(format:).
 public func formatted(_ value: Double, decimals: Int) -> String {
     var scale = 1.0

@@ -21,7 +21,7 @@ enum DashboardPage {
   .stream .body { padding: .6rem .8rem; }
   .stream h2 { margin: 0 0 .3rem; font-size: 1.05rem; display: flex; justify-content: space-between; }
   .state { font-size: .8rem; padding: .1rem .45rem; border-radius: 6px; background: var(--line); }
-  .state.relaying { background: #1e5631; } .state.reconnecting, .state.starting { background: #6b4f00; } .state.failed { background: #7a1f1f; }
+  .state.relaying { background: #1e5631; } .state.reconnecting, .state.starting, .state.awaiting_input { background: #6b4f00; } .state.failed { background: #7a1f1f; }
   .figures { display: grid; grid-template-columns: repeat(3, 1fr); gap: .2rem .6rem; font-size: .85rem; color: var(--dim); }
   .figures b { color: var(--text); font-weight: 600; }
   canvas.cpu { width: 100%; height: 60px; margin-top: .4rem; background: #181b20; border-radius: 6px; }

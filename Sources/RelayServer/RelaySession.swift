@@ -52,7 +52,7 @@ public final class RelaySession: Sendable {
     public func statsSoFar() -> StreamStats {
         StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
                     counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
-                    seconds: Self.seconds(ContinuousClock.now - origin.at))
+                    seconds: (ContinuousClock.now - origin.at).inSeconds)
     }
 
     /// Relays until the input ends or a stop is requested; returns the figures of the whole stream.
@@ -70,7 +70,7 @@ public final class RelaySession: Sendable {
             let previous = lastReport.swap(counters: counters, usage: usage, at: now)
             let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
                                     counters: counters, since: (previous.counters, previous.usage), usage: usage,
-                                    seconds: Self.seconds(now - previous.at))
+                                    seconds: (now - previous.at).inSeconds)
             logger.info("stats \(stats.logLine)")
         }
         timer.resume()
@@ -84,7 +84,7 @@ public final class RelaySession: Sendable {
         }
         let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
                                 counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
-                                seconds: Self.seconds(ContinuousClock.now - started))
+                                seconds: (ContinuousClock.now - started).inSeconds)
         logger.info("stream ended \(stats.logLine)")
         if let path = options.statsJSONPath {
             do {
@@ -95,10 +95,6 @@ public final class RelaySession: Sendable {
         }
         if let failure { throw failure }
         return stats
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 

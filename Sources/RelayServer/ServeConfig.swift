@@ -252,9 +252,11 @@ private struct ConfigReader {
 
     func defaults(_ node: Node) throws(ConfigError) -> ServeConfig.StreamDefaults {
         var defaults = ServeConfig.StreamDefaults()
-        let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "tracking", "input_timeout_s", "reconnect_max_delay_s", "stats_interval_s"])
+        let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "tracking", "input_timeout_s", "idle_timeout_s", "input_grace_s", "reconnect_max_delay_s", "stats_interval_s"])
         if let value = keys["sticker"] { defaults.sticker = try string(value, "defaults.sticker") }
         if let value = keys["input_timeout_s"] { defaults.relay.inputTimeoutSeconds = try integer(value, "defaults.input_timeout_s", in: 0...86_400) }
+        if let value = keys["idle_timeout_s"] { defaults.relay.idleTimeoutSeconds = try integer(value, "defaults.idle_timeout_s", in: 0...86_400) }
+        if let value = keys["input_grace_s"] { defaults.relay.inputGraceSeconds = try number(value, "defaults.input_grace_s", in: 0...3600) }
         if let value = keys["reconnect_max_delay_s"] { defaults.relay.reconnectMaximumDelaySeconds = try number(value, "defaults.reconnect_max_delay_s", in: 1...600) }
         if let value = keys["stats_interval_s"] { defaults.statsIntervalSeconds = try number(value, "defaults.stats_interval_s", in: 1...3600) }
         if let encoder = keys["encoder"] {

@@ -20,6 +20,8 @@ public enum StreamOrigin: Sendable, Equatable {
 final class ServedStream: Sendable {
     enum State: String, Sendable {
         case starting, relaying, reconnecting, ended, failed
+        /// The publisher left: its return within the grace period continues the same output.
+        case awaitingInput = "awaiting_input"
     }
 
     let id: String
@@ -61,7 +63,7 @@ final class ServedStream: Sendable {
         let counters = session.counters
         let status = session.status
         return live.withLock { live in
-            let seconds = RelaySession.seconds(now - live.meterAt)
+            let seconds = (now - live.meterAt).inSeconds
             if seconds >= 0.9 {
                 live.fps = Double(counters.framesOut - live.meterFrames) / seconds
                 live.meterFrames = counters.framesOut
@@ -73,11 +75,16 @@ final class ServedStream: Sendable {
             case .starting: state = .starting
             case .relaying: state = .relaying
             case .reconnecting: state = .reconnecting
+            case .awaitingInput: state = .awaitingInput
             case .draining: return nil // ended or failed once the session returns
             }
             guard state != live.state else { return nil }
             live.state = state
-            live.reason = state == .reconnecting ? status.lastOutputError : nil
+            switch state {
+            case .reconnecting: live.reason = status.lastOutputError
+            case .awaitingInput: live.reason = "the input ended; waiting for the broadcaster to come back"
+            default: live.reason = nil
+            }
             return (state, live.reason)
         }
     }
@@ -108,7 +115,7 @@ final class ServedStream: Sendable {
             "output": .string(output.description),
             "sticker": .string(stage.lookNow),
             "state": .string(state.rawValue),
-            "uptime_s": .rounded(RelaySession.seconds(ContinuousClock.now - started), 1),
+            "uptime_s": .rounded((ContinuousClock.now - started).inSeconds, 1),
             "fps": .rounded(fps, 1),
             "faces": .number(Double(stage.facesNow)),
             "frames_in": .number(Double(counters.framesIn)),

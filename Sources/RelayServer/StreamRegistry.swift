@@ -267,7 +267,7 @@ public final class StreamRegistry: Sendable {
     func metricReadings() -> [MetricReading] {
         streams.map { stream in
             MetricReading(id: stream.id, stats: stream.session.statsSoFar(), faces: stream.stage.facesNow,
-                          sticker: stream.stage.lookNow, upstreamUp: stream.state == .relaying)
+                          sticker: stream.stage.lookNow, upstreamUp: stream.state == .relaying || stream.state == .awaitingInput)
         }
     }
 
@@ -313,6 +313,7 @@ public final class StreamRegistry: Sendable {
                 switch state {
                 case .relaying: event = event.adding("state", "started")
                 case .reconnecting: event = event.adding("state", "reconnecting")
+                case .awaitingInput: event = event.adding("state", "awaiting_input")
                 default: continue
                 }
                 if let reason { event = event.adding("reason", .string(reason)) }
@@ -337,11 +338,20 @@ public final class StreamRegistry: Sendable {
             logger.warning("publish refused: no route for this key", metadata: ["application": "\(application)"])
             return nil
         }
+        let origin = StreamOrigin.rtmpPublish(application: application, key: key)
+        let played = "\(application)/\(key)"
+        if let awaiting = state.withLock({ state in state.streams.values.first { $0.origin == origin && !$0.isFinished } }) {
+            // A broadcaster back within the grace period: its stream is still open and listens
+            // again; like a first publish, it is let through once that play has begun.
+            logger.info("publisher back; continuing its stream", metadata: ["stream": "\(awaiting.id)", "application": "\(application)"])
+            await waitForPlay(played)
+            return awaiting.id
+        }
         let input = "\(config.rtmpIngest)/\(application)/\(key)"
         let started = await offload { [self] in
             Result { () throws(ControlError) in
                 try start(input: input, output: route.upstream, sticker: route.sticker, stream: nil,
-                          origin: .rtmpPublish(application: application, key: key))
+                          origin: origin)
             }
         }
         let id: String
@@ -352,12 +362,17 @@ public final class StreamRegistry: Sendable {
             logger.error("publish refused: the stream cannot start: \(error.message)", metadata: ["application": "\(application)"])
             return nil
         }
-        let played = "\(application)/\(key)"
+        await waitForPlay(played)
+        return id
+    }
+
+    /// Waits (up to 3 s) until a relay plays this key, so that nginx-rtmp gives it the publish
+    /// from its first frame.
+    private func waitForPlay(_ played: String) async {
         for _ in 0..<150 {
             if state.withLock({ $0.plays.contains(played) }) { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return id
     }
 
     /// nginx-rtmp's `on_play`: notes that a relay (or anyone) plays this key.
@@ -365,8 +380,14 @@ public final class StreamRegistry: Sendable {
         _ = state.withLock { $0.plays.insert("\(application)/\(key)") }
     }
 
-    /// nginx-rtmp's `on_publish_done`: ends the stream of that publish.
+    /// nginx-rtmp's `on_publish_done`: ends the stream of that publish, unless a grace period
+    /// keeps it open for the broadcaster's return (its relay then sees its input end by itself).
     public func publishEnded(application: String, key: String) {
+        guard config.defaults.relay.inputGraceSeconds <= 0 else {
+            // Its relay plays the key again, and says so, before a returning publish is let through.
+            _ = state.withLock { $0.plays.remove("\(application)/\(key)") }
+            return
+        }
         let origin = StreamOrigin.rtmpPublish(application: application, key: key)
         let matching = state.withLock { state in state.streams.values.filter { $0.origin == origin } }
         for stream in matching { stream.session.requestStop() }

@@ -49,6 +49,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("input-timeout"), help: "Seconds to wait for the input's first frame (0: forever).")
     var inputTimeout = 15
 
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a live input may stay silent (a stalled publisher) before it counts as ended (0: forever).")
+    var idleTimeout = 10
+
+    @Option(name: .customLong("input-grace"), help: "Seconds an ended live input is awaited: a publisher back within this time continues the same output (0: the stream ends with its input).")
+    var inputGrace = 0.0
+
     @Option(name: .customLong("reconnect-for"), help: "Seconds a dead network output is retried before the relay gives up (0: for ever).")
     var reconnectFor = 60.0
 
@@ -90,6 +96,8 @@ struct Run: ParsableCommand {
         guard reconnectFor >= 0 else { throw ValidationError("--reconnect-for must be 0 (for ever) or positive") }
         guard reconnectMaxDelay >= 1, reconnectMaxDelay <= 600 else { throw ValidationError("--reconnect-max-delay must be 1...600 seconds") }
         guard inputTimeout >= 0 else { throw ValidationError("--input-timeout must be 0 (forever) or positive") }
+        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must be 0 (forever) or positive") }
+        guard (0...3600).contains(inputGrace) else { throw ValidationError("--input-grace must be 0...3600 seconds") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if compareBaseline, sticker == BuiltInLook.off.rawValue {
             throw ValidationError("--compare-baseline compares a sticker with the relay without one: give --sticker NAME (or landmarks)")
@@ -115,6 +123,8 @@ struct Run: ParsableCommand {
         settings.keyframeIntervalSeconds = keyframeInterval
         settings.audioBitrateKbps = audioBitrate
         settings.inputTimeoutSeconds = inputTimeout
+        settings.idleTimeoutSeconds = idleTimeout
+        settings.inputGraceSeconds = inputGrace
         settings.realtime = realtime
         settings.reconnectGiveUpSeconds = reconnectFor > 0 ? reconnectFor : nil
         settings.reconnectMaximumDelaySeconds = reconnectMaxDelay

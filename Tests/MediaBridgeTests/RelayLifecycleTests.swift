@@ -83,4 +83,63 @@ import Testing
         #expect(life.decide(at: at(59)) == .wait)
         #expect(life.decide(at: at(60.5)) == .stopDraining)
     }
+
+    @Test func withoutAGracePeriodALostInputIsNotAwaited() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: nil), now: t0)
+        life.firstFrame()
+        #expect(!life.awaitsLostInput)
+        life.inputLost(at: at(5))
+        #expect(life.awaitingInputSince == nil && life.phase == .relaying && life.decide(at: at(100)) == .wait)
+    }
+
+    @Test func anInputThatEndsBeforeItsFirstFrameIsNotAwaited() {
+        var life = RelayLifecycle(policy: .init(startTimeout: .seconds(15), giveUpAfter: nil, inputGrace: .seconds(10)), now: t0)
+        #expect(!life.awaitsLostInput, "a stream that never started has nothing to continue")
+        life.firstFrame()
+        life.drain(at: at(3))
+        #expect(!life.awaitsLostInput, "nor has one being stopped")
+    }
+
+    /// Listened to again after a quarter second, then after every failure (a second when refused,
+    /// at once when the joined stream ended); back within the grace period: relaying, the same
+    /// stream; away longer: the stream ends.
+    @Test func aLostInputIsAwaitedForItsGracePeriod() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: nil, inputGrace: .seconds(10)), now: t0)
+        life.firstFrame()
+        #expect(life.awaitsLostInput)
+        life.inputLost(at: at(20))
+        life.inputLost(at: at(21))
+        #expect(life.phase == .awaitingInput && life.awaitingInputSince == at(20), "a second report changes nothing")
+        #expect(life.decide(at: at(20.2)) == .wait)
+        #expect(life.decide(at: at(20.3)) == .restartInput)
+        life.inputRestarted()
+        #expect(life.decide(at: at(22)) == .wait, "listening: nothing to do until it ends or frames come")
+        life.inputRestartFailed(at: at(22))
+        #expect(life.decide(at: at(22.9)) == .wait && life.decide(at: at(23)) == .restartInput, "refused: again after a second")
+        life.inputRestarted()
+        life.inputRestartFailed(at: at(24), ended: true)
+        #expect(life.decide(at: at(24.3)) == .restartInput, "ended: again at once")
+        life.inputRestarted()
+        #expect(life.inputResumed(at: at(26)) == .seconds(6))
+        #expect(life.phase == .relaying && life.awaitingInputSince == nil && life.decide(at: at(40)) == .wait)
+
+        life.inputLost(at: at(50))
+        #expect(life.decide(at: at(59.9)) != .endAwaitedInput)
+        #expect(life.decide(at: at(60.1)) == .endAwaitedInput)
+    }
+
+    /// The upstream failing while the input is away: the output is retried as ever, and once it is
+    /// accepted the stream goes back to awaiting its input.
+    @Test func anOutputLostWhileTheInputIsAwayIsStillReconnected() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: nil, inputGrace: .seconds(30)), now: t0)
+        life.firstFrame()
+        life.inputLost(at: at(0))
+        life.inputRestarted()
+        life.outputFailed("refused", at: at(1))
+        #expect(life.phase == .reconnecting && life.decide(at: at(2)) == .retryOutput)
+        life.outputRebuilt(at: at(2))
+        #expect(life.decide(at: at(4.1)) == .outputAccepted)
+        life.outputAccepted()
+        #expect(life.phase == .awaitingInput)
+    }
 }

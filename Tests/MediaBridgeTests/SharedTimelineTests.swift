@@ -13,6 +13,19 @@ import Testing
         #expect(timeline.rebase(999_999) == nil)
         #expect(timeline.rebase(UInt64.max) == nil)
     }
+
+    /// An input that came back starts its running time again; it continues the output where the
+    /// relay places it, audio and video keeping their offset.
+    @Test func aReturningInputContinuesTheOutput() {
+        var timeline = SharedTimeline()
+        timeline.start(at: 1_000_000)
+        #expect(timeline.rebase(4_000_000_000) == 3_999_000_000)
+        timeline.resume(at: 200_000, outputTime: 6_000_000_000, generation: 1)
+        #expect(timeline.generation == 1)
+        #expect(timeline.rebase(200_000) == 6_000_000_000)
+        #expect(timeline.rebase(221_000) == 6_000_021_000)
+        #expect(timeline.rebase(199_999) == nil, "audio from before the returning input's first frame is trimmed")
+    }
 }
 
 @Suite struct MonotonicTimestampsTests {

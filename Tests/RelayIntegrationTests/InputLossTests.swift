@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+/// A broadcaster who leaves, stalls or comes back, through a real nginx-rtmp: `--idle-timeout` and
+/// `--input-grace` in `run`, `input_grace_s` in `serve`.
+@Suite(.serialized) struct InputLossTests {
+    /// The face video is 12 s at 30 fps with a keyframe every 2 s: the first publish sends frames
+    /// 0-119, the second starts at the keyframe of frame 182 and sends about 120 more. (Seeking
+    /// further would send the frames from that keyframe to the seek point in a burst, faster than
+    /// a live relay takes them.)
+    static let firstPublish = ["-t", "4"]
+    static let secondPublish = ["-ss", "6.1", "-t", "4"]
+
+    static func publish(_ input: String, to url: String, _ options: [String], in directory: String, name: String) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re"] + options.prefix(2) + ["-i", input] + options.dropFirst(2)
+                         + ["-c", "copy", "-f", "flv", url], logDirectory: directory, name: name)
+    }
+
+    /// One output holding both publishes: the first one's frames, then after a pause as long as the
+    /// broadcaster was away, the second one's, each in order, with time never going back and the
+    /// audio where it was against the video.
+    static func expectBothPublishesInOneOutput(_ report: MediaReport, pause: ClosedRange<Double>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let numbered = report.frames.filter { $0.index != nil }
+        #expect(numbered.count >= report.frames.count - 2, "unreadable frames: \(report.frames.count - numbered.count)", sourceLocation: sourceLocation)
+        let first = numbered.filter { $0.index! < 150 }, second = numbered.filter { $0.index! >= 150 }
+        try #require(first.count >= 60 && second.count >= 100, "\(first.count) frames of the first publish, \(second.count) of the second: \(second.map { $0.index! })", sourceLocation: sourceLocation)
+        #expect(numbered.prefix(first.count).allSatisfy { $0.index! < 150 }, "the publishes are interleaved", sourceLocation: sourceLocation)
+        for part in [first, second] {
+            let indices = part.map { $0.index! }
+            #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "frames out of order: \(indices)", sourceLocation: sourceLocation)
+            #expect(indices.last! - indices.first! + 1 - indices.count <= 2, "frames missing within a publish: \(indices)", sourceLocation: sourceLocation)
+        }
+        let times = report.frames.map(\.seconds)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "timestamps go back", sourceLocation: sourceLocation)
+        let gap = second.first!.seconds - first.last!.seconds
+        #expect(pause.contains(gap), "the second publish follows the first after \(gap) s", sourceLocation: sourceLocation)
+        #expect(report.audio?.codec == "aac", sourceLocation: sourceLocation)
+        let reference = try ReferenceReports.report(try Fixtures.path("face_720p.flv")).audioVideoOffsets()
+        let offsets = report.audioVideoOffsets()
+        let expected = reference.sorted()[reference.count / 2]
+        #expect(offsets.count >= 3 && offsets.allSatisfy { abs($0 - expected) < 0.05 },
+                "A/V offsets \(offsets) against the input's \(expected) s", sourceLocation: sourceLocation)
+    }
+
+    @Test func aPublisherBackWithinTheGracePeriodContinuesTheSameOutput() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("grace")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--input-grace", "5",
+                                                          "--stats-json", directory + "/stats.json"], logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let first = try Self.publish(input, to: nginx.url("in"), Self.firstPublish, in: directory, name: "first")
+        #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
+        Thread.sleep(forTimeInterval: 2)
+        #expect(relay.process.isRunning, "the relay ended with its publisher: \(relay.stderr)")
+        let second = try Self.publish(input, to: nginx.url("in"), Self.secondPublish, in: directory, name: "second")
+        #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
+        let secondEnded = Date()
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        let waited = Date().timeIntervalSince(secondEnded)
+        #expect(waited > 4 && waited < 15, "the relay ended \(waited) s after the last publish, with a grace period of 5 s")
+        #expect(relay.stderr.contains("input back after") && relay.stderr.contains("continuing the same output"), "\(relay.stderr)")
+        #expect(relay.stderr.contains("did not come back within its grace period of 5.0 s"), "\(relay.stderr)")
+
+        let report = try MediaReport(output)
+        try Self.expectBothPublishesInOneOutput(report, pause: 1.5...5)
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        #expect(abs(stats.frames_out - report.frames.count) <= 2, "\(stats.frames_out) frames sent, \(report.frames.count) in the file")
+    }
+
+    /// A publisher whose connection stays open but sends nothing (SIGSTOP) is given up after the
+    /// idle time-out: the stream ends cleanly and the file is finalised with what came.
+    @Test func aStalledPublisherEndsTheStreamAfterTheIdleTimeout() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("stall")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--idle-timeout", "3"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let publisher = try Self.publish(input, to: nginx.url("in"), [], in: directory, name: "publisher")
+        defer {
+            publisher.signal(SIGKILL)
+            publisher.wait(seconds: 5)
+        }
+        Thread.sleep(forTimeInterval: 5)
+        publisher.signal(SIGSTOP)
+        let stalled = Date()
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        let took = Date().timeIntervalSince(stalled)
+        #expect(took > 2.5 && took < 10, "the stream ended \(took) s after the publisher stalled, with an idle time-out of 3 s")
+        #expect(relay.stderr.contains("input ended"), "\(relay.stderr)")
+        let report = try MediaReport(output)
+        let indices = report.frames.compactMap(\.index)
+        #expect(indices.count >= 90 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "\(indices.count) frames: \(indices)")
+    }
+
+    /// A broadcaster on a bad connection: it stalls past the idle time-out, gives up and publishes
+    /// again; within the grace period that continues the same output.
+    @Test func aStalledPublisherThatReconnectsWithinTheGracePeriodContinuesTheStream() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("stall-grace")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output,
+                                                          "--idle-timeout", "2", "--input-grace", "4"], logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let first = try Self.publish(input, to: nginx.url("in"), [], in: directory, name: "first")
+        Thread.sleep(forTimeInterval: 4)
+        first.signal(SIGSTOP)
+        Thread.sleep(forTimeInterval: 3)
+        #expect(relay.stderr.contains("waiting up to 4.0 s for it to come back"), "\(relay.stderr)")
+        first.signal(SIGKILL)
+        first.wait(seconds: 5)
+        // The broadcaster's software takes a moment to connect again.
+        Thread.sleep(forTimeInterval: 1)
+        let second = try Self.publish(input, to: nginx.url("in"), Self.secondPublish, in: directory, name: "second")
+        #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("input back after"), "\(relay.stderr)")
+        try Self.expectBothPublishesInOneOutput(try MediaReport(output), pause: 2.5...8)
+    }
+
+    /// In `serve`, the end of a publish keeps its stream open for the grace period: the broadcaster's
+    /// return continues the same stream and the same upstream connection; the platform sees one
+    /// publish, whose recording holds both.
+    @Test func serveKeepsAStreamOpenForItsBroadcastersReturn() throws {
+        let platform = try NginxRTMP()
+        let httpPort = freePort()
+        let ingest = try NginxRTMP.facerelayIngest(facerelayHTTP: httpPort)
+        let serve = try ServeProcess("""
+            defaults:
+              input_grace_s: 5
+            rtmp:
+              ingest: rtmp://127.0.0.1:\(ingest.port)
+              applications:
+                live:
+                  keys:
+                    alice: { upstream: "\(platform.url("alice-out"))", sticker: none }
+            """, httpPort: httpPort, name: "serve-grace")
+        let subscriber = try serve.subscribe(["stream"])
+        let input = try Fixtures.path("face_720p.flv")
+        let recording = serve.directory + "/alice.flv"
+        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "8000000", "-i", platform.url("alice-out"),
+                                                            "-c", "copy", "-y", recording], logDirectory: serve.directory, name: "recorder")
+        Thread.sleep(forTimeInterval: 0.5)
+        let first = try Self.publish(input, to: ingest.url("alice"), Self.firstPublish, in: serve.directory, name: "first")
+        #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
+        let away = try serve.waitForStreams(seconds: 10) { $0["alice"]?["state"] as? String == "awaiting_input" }
+        #expect(away, "alice while her broadcaster is away: \(String(describing: try? serve.streams()))")
+        let second = try Self.publish(input, to: ingest.url("alice"), Self.secondPublish, in: serve.directory, name: "second")
+        #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
+        let freed = try serve.waitForStreams(seconds: 20) { $0.isEmpty }
+        #expect(freed, "streams left: \(String(describing: try? serve.streams()))")
+        recorder.wait(seconds: 20)
+        #expect(serve.log.contains("publisher back; continuing its stream"), "\(serve.log.suffix(3000))")
+
+        let events = subscriber.events().filter { $0["stream"] as? String == "alice" }.compactMap { $0["state"] as? String }
+        #expect(events == ["started", "awaiting_input", "started", "awaiting_input", "ended"], "alice's stream events: \(events)")
+        let platformLog = try String(contentsOfFile: platform.directory + "/error.log", encoding: .utf8)
+        let publishes = platformLog.components(separatedBy: "publish: name='alice-out'").count - 1
+        #expect(publishes == 1, "the platform saw \(publishes) publishes of alice's stream")
+        try Self.expectBothPublishesInOneOutput(try MediaReport(recording), pause: 0.5...6)
+    }
+}
