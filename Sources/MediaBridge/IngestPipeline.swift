@@ -14,6 +14,8 @@ final class IngestPipeline: @unchecked Sendable {
     private let audioBranchEncode: String
     private let logger: Logger
     private let inputName: String
+    /// A network input, timed by its sender rather than read from a file.
+    private let isLiveInput: Bool
 
     /// Decoded frames that reached the video appsink, including any it dropped: a C counter
     /// incremented by a pad probe on a streaming thread.
@@ -42,6 +44,8 @@ final class IngestPipeline: @unchecked Sendable {
     /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
     private var srtWatch: Int?
     private let srtRefusals = Locked<SRTRefusal?>(nil)
+    /// Set once the output was opened without audio: audio that appears later has nowhere to go.
+    private let audioRefused = Atomic<Bool>(false)
     /// The picture size every frame is scaled to, once the relay has fixed it.
     private let lockedVideoSize = Mutex<(width: Int, height: Int)?>(nil)
     /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
@@ -50,6 +54,7 @@ final class IngestPipeline: @unchecked Sendable {
     init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
         self.logger = logger
         inputName = input.description
+        isLiveInput = input.isLive
         let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
         let sync = settings.pacesFile(input)
         do {
@@ -108,9 +113,11 @@ final class IngestPipeline: @unchecked Sendable {
                 }, context)
             }
             // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
-            // MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it converges
-            // and shifts audio against video by tens of milliseconds.
-            if String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
+            // live MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it
+            // converges and shifts audio against video by tens of milliseconds. A file needs its
+            // PCR: without it tsdemux gives its audio no timestamps at all.
+            if Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().isLiveInput,
+               String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
         }, context)
     }
 
@@ -151,10 +158,10 @@ final class IngestPipeline: @unchecked Sendable {
         case "video/x-raw" where snapshot.videoSink == nil:
             kind = "video"
             description = videoBranch
-        case "audio/mpeg" where snapshot.audioSink == nil:
+        case "audio/mpeg" where snapshot.audioSink == nil && !audioRefused.load(ordering: .relaxed):
             kind = "audio"
             description = audioBranchAAC
-        case "audio/x-raw" where snapshot.audioSink == nil:
+        case "audio/x-raw" where snapshot.audioSink == nil && !audioRefused.load(ordering: .relaxed):
             kind = "audio"
             description = audioBranchEncode
         default:
@@ -173,7 +180,13 @@ final class IngestPipeline: @unchecked Sendable {
             }
         }
         guard let description else {
-            logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+            if mediaType.hasPrefix("audio/"), audioRefused.load(ordering: .relaxed) {
+                // Unread, its appsink would fill and stall the demuxer, and the video with it.
+                logger.warning("audio appeared in the input mid-stream; the output was opened without audio, relaying the video alone",
+                               metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+            } else {
+                logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+            }
             linkToFakeSink(pad)
             return
         }
@@ -217,6 +230,9 @@ final class IngestPipeline: @unchecked Sendable {
             streams.withLock { $0.failure = MediaError(.input, "\(error)") }
         }
     }
+
+    /// The output has no audio: audio streams that appear from now on are discarded.
+    func refuseAudio() { audioRefused.store(true, ordering: .relaxed) }
 
     /// From now on frames of this size are delivered whatever the input sends: a broadcaster
     /// switching resolution mid-stream, or coming back with another one, is scaled to the size

@@ -117,6 +117,11 @@ public final class MediaRelay: @unchecked Sendable {
     private let stageCPU = Atomic<UInt64>(0)
     /// The latest audio or video timestamp handed to the egress: where a returning input continues.
     private let latestOutputTime = Atomic<UInt64>(0)
+    /// The latest video timestamp handed to the egress: how far the video has gone without audio.
+    private let latestVideoTime = Atomic<UInt64>(0)
+    /// How far the video may run ahead of the last audio packet before the input's audio counts
+    /// as stopped. Below the egress queue's 3 s, which a muxer waiting for audio would fill.
+    static let audioStoppedAfter: UInt64 = 2_000_000_000
     /// The prefix of this relay's thread names, by which its CPU time is told apart from other streams'.
     public let threadTag = ThreadTag.unique()
 
@@ -514,7 +519,10 @@ public final class MediaRelay: @unchecked Sendable {
         fr_set_state(old.pipeline, GST_STATE_NULL)
         do {
             let fresh = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
-            if let info = streamInfo { fresh.lockVideoSize(width: info.width, height: info.height) }
+            if let info = streamInfo {
+                fresh.lockVideoSize(width: info.width, height: info.height)
+                if !info.hasAudio { fresh.refuseAudio() }
+            }
             try fresh.start()
             shared.withLock { shared in
                 shared.framesArrivedEarlier += Int(fr_atomic_get(old.framesArrived))
@@ -658,6 +666,7 @@ public final class MediaRelay: @unchecked Sendable {
                 shared.timeline.start(at: runningTime)
             }
             ingest.lockVideoSize(width: streamInfo.width, height: streamInfo.height)
+            if !withAudio { ingest.refuseAudio() }
             logger.info("relaying", metadata: [
                 "input": "\(input)", "output": "\(output)",
                 "video": "\(streamInfo.width)x\(streamInfo.height) @ \(formatted(streamInfo.framesPerSecond, decimals: 2)) fps",
@@ -759,6 +768,7 @@ public final class MediaRelay: @unchecked Sendable {
             if let previous = thumbnailFrame.withLock({ slot in defer { slot = sample }; return slot }) { fr_sample_unref(previous.pointer) }
         }
         latestOutputTime.max(pts, ordering: .relaxed)
+        latestVideoTime.max(pts, ordering: .relaxed)
         if egress.pushVideo(outgoing) {
             framesOut.add(1, ordering: .relaxed)
         } else {
@@ -806,6 +816,9 @@ public final class MediaRelay: @unchecked Sendable {
         }
         var capsSetOn: (egress: ObjectIdentifier, generation: Int)?
         var source: (ingest: IngestPipeline, sink: UnsafeMutablePointer<GstElement>, generation: Int)?
+        var lastAudioTime: UInt64 = 0
+        /// The egress whose audio was ended because the input's audio stopped.
+        var audioEndedOn: ObjectIdentifier?
         while !stopRequested {
             let (current, generation) = shared.withLock { ($0.ingest, $0.ingestGeneration) }
             if source?.generation != generation {
@@ -832,13 +845,24 @@ public final class MediaRelay: @unchecked Sendable {
                 if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.lifecycle.awaitingInputSince != nil }) {
                     guard inputEndIsAwaited else { break }
                     waitForNextInput(after: generation)
+                    continue
+                }
+                // An audio stream can stop without an end (an MPEG-TS program that drops it): once
+                // the video has ended, or gone on too far without it, the muxer must not wait for it.
+                if shared.withLock({ $0.videoFinished }) { break }
+                if let egress = shared.withLock({ $0.egress }), egress.hasAudio, audioEndedOn != ObjectIdentifier(egress),
+                   latestVideoTime.load(ordering: .relaxed) > lastAudioTime + Self.audioStoppedAfter {
+                    logger.warning("the input's audio stopped at \(formatted(Double(lastAudioTime) / 1e9, decimals: 2)) s while its video goes on; relaying the video alone", metadata: ["input": "\(input)"])
+                    egress.endAudio()
+                    audioEndedOn = ObjectIdentifier(egress)
                 }
                 continue
             }
             defer { fr_sample_unref(sample) }
             let (egress, timeline) = shared.withLock { ($0.egress, $0.timeline) }
             // Audio from before the first video frame, and while the output reconnects, is dropped.
-            guard let egress, egress.hasAudio, timeline.generation == generation, let pts = timeline.rebase(UInt64(fr_sample_running_time(sample))),
+            guard let egress, egress.hasAudio, audioEndedOn != ObjectIdentifier(egress), timeline.generation == generation,
+                  let pts = timeline.rebase(UInt64(fr_sample_running_time(sample))),
                   let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer(sample) else { continue }
             if capsSetOn?.egress != ObjectIdentifier(egress) || capsSetOn?.generation != generation {
                 egress.setAudioCaps(caps)
@@ -846,6 +870,7 @@ public final class MediaRelay: @unchecked Sendable {
             }
             fr_buffer_set_timing(buffer, GstClockTime(pts), fr_buffer_duration(buffer))
             latestOutputTime.max(pts, ordering: .relaxed)
+            lastAudioTime = pts
             if egress.pushAudio(buffer) { audioPacketsOut.add(1, ordering: .relaxed) }
         }
     }

@@ -48,10 +48,11 @@ public final class RelaySession: Sendable {
     /// The relay's phase and last output failure. Safe from any thread.
     public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { relay.status }
 
-    /// The figures of the whole stream so far (the process figures are the whole process's).
-    public func statsSoFar() -> StreamStats {
+    /// The figures of the whole stream so far (the process figures are the whole process's, read
+    /// once by a caller that asks for many streams).
+    public func statsSoFar(usage: ProcessUsage = .now()) -> StreamStats {
         StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
-                    counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
+                    counters: relay.counters, since: (origin.counters, origin.usage), usage: usage,
                     seconds: (ContinuousClock.now - origin.at).inSeconds)
     }
 

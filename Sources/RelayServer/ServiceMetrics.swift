@@ -63,8 +63,8 @@ public final class ServiceMetrics: Sendable {
     }
 
     private func update() {
-        let current = streams.metricReadings()
         let usage = ProcessUsage.now()
+        let current = streams.metricReadings(usage: usage)
         let events = streams.events
         streamCount.record(current.count)
         subscribers.record(events.subscriberCount)

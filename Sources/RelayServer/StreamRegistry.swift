@@ -264,9 +264,9 @@ public final class StreamRegistry: Sendable {
         let upstreamUp: Bool
     }
 
-    func metricReadings() -> [MetricReading] {
+    func metricReadings(usage: ProcessUsage) -> [MetricReading] {
         streams.map { stream in
-            MetricReading(id: stream.id, stats: stream.session.statsSoFar(), faces: stream.stage.facesNow,
+            MetricReading(id: stream.id, stats: stream.session.statsSoFar(usage: usage), faces: stream.stage.facesNow,
                           sticker: stream.stage.lookNow, upstreamUp: stream.state == .relaying || stream.state == .awaitingInput)
         }
     }
@@ -285,14 +285,14 @@ public final class StreamRegistry: Sendable {
         } else {
             chosen = streams
         }
+        let usage = ProcessUsage.now()
         var entries: [JSONValue] = []
         for stream in chosen {
-            var figures = (try? Self.jsonValue(of: stream.session.statsSoFar())) ?? [:]
+            var figures = (try? Self.jsonValue(of: stream.session.statsSoFar(usage: usage))) ?? [:]
             figures = figures.adding("stream", .string(stream.id)).adding("state", .string(stream.state.rawValue))
                 .adding("sticker", .string(stream.stage.lookNow)).adding("faces", .number(Double(stream.stage.facesNow)))
             entries.append(figures)
         }
-        let usage = ProcessUsage.now()
         let totals = events.totals
         return ["streams": .array(entries),
                 "process": ["cpu_s": .rounded(usage.cpuSeconds), "rss_mb": .rounded(usage.residentMegabytes, 1),

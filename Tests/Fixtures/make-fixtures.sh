@@ -67,6 +67,25 @@ if [ ! -s face_720p_then_480p.ts ]; then
     -output_ts_offset 3 -f mpegts part2.ts
   cat part1.ts part2.ts > face_720p_then_480p.part.ts && rm part1.ts part2.ts && mv face_720p_then_480p.part.ts face_720p_then_480p.ts
 fi
+# A broadcaster changing its stream mid-way, as MPEG-TS carries it: the first 2 s of face_720p.flv
+# (H.264 High with B-frames, yuv420p, 30 fps, AAC), then 8 s more with one thing changed.
+change() { # name first-part-args -- second-part-args
+  local name=$1; shift
+  [ -s "change_$name.ts" ] && return
+  local first=() second=()
+  while [ "$1" != -- ]; do first+=("$1"); shift; done; shift
+  second=("$@")
+  ffmpeg -nostdin -v error -y -i face_720p.flv -t 2 -c:v libx264 -preset veryfast -g 30 "${first[@]}" -f mpegts "change_$name.1.ts"
+  ffmpeg -nostdin -v error -y -ss 2 -i face_720p.flv -t 8 -c:v libx264 -preset ultrafast -g 30 "${second[@]}" -f mpegts "change_$name.2.ts"
+  cat "change_$name.1.ts" "change_$name.2.ts" > "change_$name.part.ts" && rm "change_$name".[12].ts && mv "change_$name.part.ts" "change_$name.ts"
+}
+change frame_rate -c:a aac -- -r 25 -c:a aac -output_ts_offset 2
+change pixel_format -c:a aac -- -pix_fmt yuv444p -c:a aac -output_ts_offset 2
+change profile -c:a aac -- -profile:v baseline -c:a aac -output_ts_offset 2
+change time_forward -c:a aac -- -c:a aac -output_ts_offset 12
+change time_back -c:a aac -- -c:a aac -output_ts_offset 0
+change audio_stops -c:a aac -- -an -output_ts_offset 2
+change audio_starts -an -- -c:a aac -output_ts_offset 2
 [ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
 # Hostile inputs, each small and quick to make (see HostileInputTests).

@@ -103,13 +103,20 @@ struct MediaReport: Sendable {
     /// For each beep, the time from the marker frame it belongs to (30, 90, 150...) to the beep's
     /// onset: how far the audio sits from the video.
     func audioVideoOffsets() -> [Double] {
+        audioVideoOffsetsByMarker().sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    /// The same, by the index of the marker frame.
+    func audioVideoOffsetsByMarker() -> [Int: Double] {
         var byIndex: [Int: Double] = [:]
         for frame in frames { if let index = frame.index, byIndex[index] == nil { byIndex[index] = frame.seconds } }
-        return Fixtures.beepFrames(upTo: 100_000).compactMap { marker in
-            guard let videoTime = byIndex[marker] else { return nil }
-            guard let onset = beepOnsets.min(by: { abs($0 - videoTime) < abs($1 - videoTime) }), abs(onset - videoTime) < 0.5 else { return nil }
-            return onset - videoTime
+        var offsets: [Int: Double] = [:]
+        for marker in Fixtures.beepFrames(upTo: 100_000) {
+            guard let videoTime = byIndex[marker] else { continue }
+            guard let onset = beepOnsets.min(by: { abs($0 - videoTime) < abs($1 - videoTime) }), abs(onset - videoTime) < 0.5 else { continue }
+            offsets[marker] = onset - videoTime
         }
+        return offsets
     }
 }
 
