@@ -136,8 +136,10 @@ public final class MediaRelay: @unchecked Sendable {
         self.stage = stage
         self.logger = logger
         var policy = settings.lifecyclePolicy
-        // Only a network input can come back: a file that ends has ended.
-        if !input.isLive { policy.inputGrace = nil }
+        // A publisher comes back to the same RTMP key. (A file that ends has ended; an SRT
+        // listener listened to again does not hear the returning caller yet, and serve arms a
+        // new stream for it.)
+        if case .rtmp = input {} else { policy.inputGrace = nil }
         let ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
         shared = Locked(Shared(ingest: ingest, lifecycle: RelayLifecycle(policy: policy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
