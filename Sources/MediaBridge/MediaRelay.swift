@@ -687,12 +687,12 @@ public final class MediaRelay: @unchecked Sendable {
     /// A live input joined late (a player of nginx-rtmp gets a running stream from its next
     /// keyframe on) starts with a timestamp past zero: say how much of the broadcast was missed.
     private func noteMissedStart(firstTimestamp: GstClockTime, frameDuration: GstClockTime) {
-        guard input.isLive, firstTimestamp != GstClockTime.max, frameDuration > 0, frameDuration != GstClockTime.max else { return }
+        // Only RTMP stamps a broadcast from zero at its start: MPEG-TS (over SRT) carries the
+        // encoder's clock, which starts anywhere (1.4 s is ffmpeg's habit).
+        guard case .rtmp = input, firstTimestamp != GstClockTime.max, frameDuration > 0, frameDuration != GstClockTime.max else { return }
         let missed = Int((firstTimestamp + frameDuration / 2) / frameDuration)
-        // Sources that stamp from a clock rather than from the broadcast's start (SRT with
-        // MPEG-TS) start far from zero: only a gap of under a minute is the broadcast's own.
         // B-frames put a broadcast's first picture a few frames past zero (0.067 s is common):
-        // only more than a quarter of a second counts as missed.
+        // only more than a quarter of a second counts as missed; over a minute is not a start.
         guard firstTimestamp > 250_000_000, firstTimestamp < 60_000_000_000 else { return }
         framesMissedAtStart.store(missed, ordering: .relaxed)
         logger.warning("joined the input \(formatted(Double(firstTimestamp) / 1e9, decimals: 2)) s after it started: about \(missed) frames were missed before the relay was listening", metadata: ["input": "\(input)"])

@@ -50,6 +50,30 @@ import Testing
         let report = try MediaReport(output)
         expectFaithfulRelay(report, of: try ReferenceReports.report(input), expectAudio: true)
         #expect(report.frames.count >= 340, "\(report.frames.count) of 360 frames")
+        // MPEG-TS starts at the encoder's clock (1.4 s here), not at zero: nothing was missed.
+        #expect(!relay.stderr.contains("joined the input"), "\(relay.stderr)")
+    }
+
+    /// A relay started after the broadcast: it says how much it missed, from the first frame's
+    /// timestamp (RTMP stamps a broadcast from zero), and relays from the next keyframe on.
+    @Test func aRelayThatJoinsLateSaysHowManyFramesItMissed() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("late")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "flv", nginx.url("in")],
+                                         logDirectory: directory, name: "publisher")
+        Thread.sleep(forTimeInterval: 3)
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--stats-json", directory + "/stats.json"],
+                                     logDirectory: directory, name: "relay")
+        #expect(publisher.wait(seconds: 30) == 0, "publisher: \(publisher.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        let first = try #require(try MediaReport(output).frames.first?.index, "no frame relayed")
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        // Within the two frames B-frames put the broadcast's first picture past zero.
+        #expect(first >= 60 && abs(stats.frames_missed_at_start - first) <= 3, "first frame \(first), \(stats.frames_missed_at_start) said missed")
+        #expect(relay.stderr.contains("about \(stats.frames_missed_at_start) frames were missed before the relay was listening"), "\(relay.stderr)")
     }
 
     @Test func unreachableRtmpServerFailsFast() throws {

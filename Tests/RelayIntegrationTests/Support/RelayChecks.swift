@@ -64,6 +64,7 @@ struct RelayStatsFile: Decodable {
     let rss_mb: Double
     let peak_rss_mb: Double
     let duration_s: Double
+    let frames_missed_at_start: Int
 
     init(_ path: String) throws {
         self = try JSONDecoder().decode(Self.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
