@@ -20,11 +20,12 @@
 #include <sys/mman.h>
 
 namespace {
-// The detector with every pyramid level but the first removed: scores windows of its own size only.
-dlib::frontal_face_detector onePyramidLevel(const dlib::frontal_face_detector &detector) {
+// The detector scanning only the first `levels` levels of its image pyramid (1: windows of its own
+// size only).
+dlib::frontal_face_detector withPyramidLevels(const dlib::frontal_face_detector &detector, unsigned long levels) {
     dlib::frontal_face_detector::image_scanner_type scanner;
     scanner.copy_configuration(detector.get_scanner());
-    scanner.set_max_pyramid_levels(1);
+    scanner.set_max_pyramid_levels(levels);
     std::vector<dlib::frontal_face_detector> parts;
     for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
         parts.emplace_back(scanner, detector.get_overlap_tester(), detector.get_w(i));
@@ -49,7 +50,10 @@ struct fv_detector {
     std::vector<dlib::rect_detection> found;
     // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
     // there, and the upright patch it scans.
-    dlib::frontal_face_detector singleLevel = onePyramidLevel(detector);
+    dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
+    // For fv_detect with a limit on the pyramid: the detector so limited, made on first use.
+    dlib::frontal_face_detector fewLevels;
+    int fewLevelsCount = 0;
     double windowSide = boxSide(singleLevel);
     cv::Mat patch;
 };
@@ -258,10 +262,15 @@ fv_detector *fv_detector_create(char **error) {
 void fv_detector_destroy(fv_detector *detector) { delete detector; }
 
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
-              double minimum_score, fv_box *boxes, int capacity, char **error) {
+              double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error) {
     try {
         detector->found.clear();
-        detector->detector(view(grey, width, height, stride), detector->found, minimum_score);
+        if (pyramid_levels > 0 && pyramid_levels != detector->fewLevelsCount) {
+            detector->fewLevels = withPyramidLevels(detector->detector, static_cast<unsigned long>(pyramid_levels));
+            detector->fewLevelsCount = pyramid_levels;
+        }
+        auto &scanning = pyramid_levels > 0 ? detector->fewLevels : detector->detector;
+        scanning(view(grey, width, height, stride), detector->found, minimum_score);
         std::sort(detector->found.begin(), detector->found.end(),
                   [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
                       return a.detection_confidence > b.detection_confidence;
