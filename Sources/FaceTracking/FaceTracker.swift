@@ -191,9 +191,11 @@ public final class FaceTracker {
         return frameIndex >= watchEdgesUntil && !faces.contains { $0.isHeld || $0.atEdge }
     }
 
-    /// Where the faces shown are, with a margin for the fit's and the motion's error.
+    /// Where the faces shown are, with their heads and shoulders: a box three times the face's on a
+    /// side, which moves with it. A new face that close to a followed one waits for the periodic fine
+    /// scan.
     private var followedFaces: LazyMapSequence<LazyFilterSequence<ContiguousArray<TrackedFace>>, FaceBox> {
-        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 0.25) }
+        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1) }
     }
 
     /// Whether the fine scan looks at scales the coarse one does not (not on tiny frames).
