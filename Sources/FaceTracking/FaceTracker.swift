@@ -6,7 +6,7 @@ import FrameKit
 /// Detection (tens of milliseconds) runs every few frames on a downscaled copy of the Y plane on its
 /// own thread, so no frame waits for it; it finds new faces, restarts lost ones and calibrates how
 /// each face's box is drawn. Small faces, down to `minimumFaceSize`, are looked for by a fine scan
-/// of the frame, which costs twice the rest of detection: it runs on the first frame, and after that
+/// of the frame, which costs nearly twice a coarse one: it runs on the first frame, and after that
 /// only when the scene away from the followed faces changed since it last ran (checked every few
 /// frames), or every `fineRescanCycles` detections. A face whose fit no longer scores as a face is
 /// hidden, then dropped.
