@@ -5,7 +5,7 @@ import Glibc
 
 /// Runs face detection on its own thread so that no frame waits for it. The frame thread writes a
 /// downscaled grey image into `image` while the worker is idle, submits it, and picks the boxes up
-/// on a later frame. One job at a time; every buffer is allocated when the frame size is set.
+/// on a later frame. One job at a time; the image buffer grows to the largest job's and stays.
 final class DetectionWorker: @unchecked Sendable {
     enum Phase { case idle, working, done }
     /// A job's boxes, or what the detector threw.
@@ -23,13 +23,17 @@ final class DetectionWorker: @unchecked Sendable {
     private var cpuNanoseconds: UInt64 = 0
     // Written by the frame thread while idle, read by the worker while working.
     private(set) var image: Plane
+    /// How many scales of `image` the job scans (0: all).
+    private(set) var pyramidLevels = 0
     private var storage: UnsafeMutablePointer<UInt8>
+    private var storageCapacity = 1
     private let boxes: UnsafeMutableBufferPointer<FaceBox>
     private(set) var submittedFrame = 0
 
     init(detector: FaceDetector, capacity: Int) {
         self.detector = detector
         storage = .allocate(capacity: 1)
+        storage.initialize(to: 0)
         image = Plane(base: storage, stride: 1, width: 0, height: 0)
         boxes = .allocate(capacity: capacity)
         pthread_mutex_init(mutex, nil)
@@ -69,11 +73,16 @@ final class DetectionWorker: @unchecked Sendable {
         return cpuNanoseconds
     }
 
-    /// Sizes the image buffer; only while idle. Allocates only when the size changes.
-    func prepare(width: Int, height: Int) {
-        guard image.width != width || image.height != height else { return }
-        storage.deallocate()
-        storage = .allocate(capacity: max(1, width * height))
+    /// Sizes the image for the next job, scanned at `pyramidLevels` scales (0: all); only while idle.
+    /// Allocates only when the image is larger than any before.
+    func prepare(width: Int, height: Int, pyramidLevels: Int) {
+        self.pyramidLevels = pyramidLevels
+        if width * height > storageCapacity {
+            storage.deallocate()
+            storageCapacity = width * height
+            storage = .allocate(capacity: storageCapacity)
+            storage.initialize(repeating: 0, count: storageCapacity)
+        }
         image = Plane(base: storage, stride: width, width: width, height: height)
     }
 
@@ -108,7 +117,7 @@ final class DetectionWorker: @unchecked Sendable {
 
     private func detect() -> (count: Int, failure: (any Error)?) {
         do {
-            return (try detector.detect(image, into: boxes), nil)
+            return (try detector.detect(image, pyramidLevels: pyramidLevels, into: boxes), nil)
         } catch {
             return (0, error)
         }

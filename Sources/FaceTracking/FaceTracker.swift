@@ -1,11 +1,15 @@
 import FrameKit
 
 /// Follows faces from frame to frame: every frame refits each face's 68 landmarks where its motion
-/// so far says it is now (about 1.4 ms per face), checks with the face detector's score that the fit
+/// so far says it is now (under 1 ms per face), checks with the face detector's score that the fit
 /// is still on a face, smooths the landmarks, solves the head pose and scores the expressions.
 /// Detection (tens of milliseconds) runs every few frames on a downscaled copy of the Y plane on its
 /// own thread, so no frame waits for it; it finds new faces, restarts lost ones and calibrates how
-/// each face's box is drawn. A face whose fit no longer scores as a face is hidden, then dropped.
+/// each face's box is drawn. Small faces, down to `minimumFaceSize`, are looked for by a fine scan
+/// of the frame, which costs nearly twice a coarse one: it runs on the first frame, and after that
+/// only when the scene away from the followed faces changed since it last ran (checked every few
+/// frames), or every `fineRescanCycles` detections. A face whose fit no longer scores as a face is
+/// hidden, then dropped.
 ///
 /// Call `process` from one thread, one frame at a time. After the first frames at a given size the
 /// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
@@ -19,9 +23,9 @@ public final class FaceTracker {
         public var maximumFaces = 4
         /// Frames between detections while all faces are found.
         public var detectionInterval = 30
-        /// Smallest face, in pixels of the frame, detection must find; sets the downscale (dlib's
-        /// detector finds faces of about 80 pixels at its working scale).
-        public var minimumFaceSize = 160
+        /// Smallest face (the width of the detector's box), in pixels of the frame, detection must
+        /// find; sets the downscale of the fine scan (larger is cheaper).
+        public var minimumFaceSize = 80
         /// Frames a face that is not found is kept at its last place before it is dropped.
         public var holdFrames = 6
         /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
@@ -59,6 +63,10 @@ public final class FaceTracker {
     private var watchEdgesUntil = Int.min / 2
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
+    private var sceneChange: SceneChange
+    private var fineScanDue = true
+    private var coarseScansSinceFine = 0
+    private var lastFineScanFrame = Int.min / 2
 
     public init(settings: Settings, landmarker: FaceLandmarker, detector: FaceDetector, poseSolver: PoseSolver) {
         self.settings = settings
@@ -68,6 +76,7 @@ public final class FaceTracker {
         worker = DetectionWorker(detector: detector, capacity: settings.maximumFaces * 2 + 4)
         faces.reserveCapacity(settings.maximumFaces)
         snapshot.reserveCapacity(settings.maximumFaces)
+        sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
     }
 
     deinit { worker.shutDown() }
@@ -98,12 +107,25 @@ public final class FaceTracker {
         let synchronous = settings.synchronousDetection || frameIndex == 0
         if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
         refitFaces(grey, seconds: seconds, onlyStarted: false)
+        guard canDetect else { return }
+        if !fineScanDue && fineScanUseful(grey) && frameIndex % Self.sceneCheckInterval == 0 {
+            sceneChange.measure(grey)
+            fineScanDue = sceneChange.changed(outside: followedFaces)
+        }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
-        guard canDetect && detectionDue && (synchronous || worker.currentPhase == .idle) && prepareDetection(grey) else { return }
+        guard synchronous || worker.currentPhase == .idle else { return }
         if synchronous {
-            take(worker.detectNow(frame: frameIndex), grey)
-            refitFaces(grey, seconds: seconds, onlyStarted: true)
-        } else {
+            var detected = false
+            if detectionDue && prepareDetection(grey, fine: false) {
+                take(worker.detectNow(frame: frameIndex), grey)
+                detected = true
+            }
+            if fineScanReady && prepareDetection(grey, fine: true) {
+                take(worker.detectNow(frame: frameIndex), grey)
+                detected = true
+            }
+            if detected { refitFaces(grey, seconds: seconds, onlyStarted: true) }
+        } else if detectionDue ? prepareDetection(grey, fine: false) : fineScanReady && prepareDetection(grey, fine: true) {
             worker.submit(frame: frameIndex)
         }
     }
@@ -149,14 +171,59 @@ public final class FaceTracker {
         return false
     }
 
-    /// Fills the worker's image for a detection; false when the downscale failed (counted), which
-    /// skips this detection until the next one is due.
-    private func prepareDetection(_ grey: Plane) -> Bool {
-        lastDetectionFrame = frameIndex
-        // Shrink so that the smallest wanted face becomes 80 pixels, but keep at least 80x80.
-        let shrink = min(Float(max(80, settings.minimumFaceSize)) / 80, Float(min(grey.width, grey.height)) / 80)
-        let factor = max(1, shrink)
-        worker.prepare(width: Int(Float(grey.width) / factor), height: Int(Float(grey.height) / factor))
+    /// The side of the box dlib's detector draws around the faces it scores best at its working
+    /// scale (its 80-pixel window, margin included).
+    static let detectorFaceSide: Float = 73
+    /// Scales the fine scan looks at, 5/6 apart: faces from the smallest wanted to 1.7 times that.
+    /// The coarse scan looks at every larger scale (`detectionShrink` counts on three).
+    static let fineScanLevels = 3
+    /// Coarse scans after which the fine scan runs again even if the scene seems unchanged.
+    static let fineRescanCycles = 10
+    /// Frames between looks at whether the scene changed since the fine scan.
+    static let sceneCheckInterval = 3
+
+    /// Due, and not sooner than two thirds of a detection interval after the last: a scene that keeps
+    /// changing (a game behind a face cam) costs at most one and a half fine scans per interval, and
+    /// a face coming into view is still found within the interval. Not while the coarse scan runs
+    /// every few frames for a face at an edge or lost: it would wait for the fine scan.
+    private var fineScanReady: Bool {
+        guard fineScanDue && frameIndex - lastFineScanFrame >= max(1, settings.detectionInterval * 2 / 3) else { return false }
+        return frameIndex >= watchEdgesUntil && !faces.contains { $0.isHeld || $0.atEdge }
+    }
+
+    /// Where the faces shown are, with their heads and shoulders: a box three times the face's on a
+    /// side, which moves with it. A new face that close to a followed one waits for the periodic fine
+    /// scan.
+    private var followedFaces: LazyMapSequence<LazyFilterSequence<ContiguousArray<TrackedFace>>, FaceBox> {
+        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1) }
+    }
+
+    /// Whether the fine scan looks at scales the coarse one does not (not on tiny frames).
+    private func fineScanUseful(_ grey: Plane) -> Bool { detectionShrink(grey, fine: true) < detectionShrink(grey, fine: false) }
+
+    /// How much the fine and the coarse scan shrink the frame: so that the smallest wanted face
+    /// matches the detector's, and where the fine scan's scales end; neither below 80x80 pixels.
+    private func detectionShrink(_ grey: Plane, fine: Bool) -> Float {
+        let smallest = Float(max(80, settings.minimumFaceSize)) / Self.detectorFaceSide
+        // The fine scan's levels are 5/6 apart: the coarse one starts where they end.
+        let shrink = fine ? smallest : smallest * (6 / 5) * (6 / 5) * (6 / 5)
+        return max(1, min(shrink, Float(min(grey.width, grey.height)) / 80))
+    }
+
+    /// Fills the worker's image for a coarse or a fine detection; false when the downscale failed
+    /// (counted), which skips this detection until the next one is due. A coarse detection also
+    /// decides whether the fine scan is due.
+    private func prepareDetection(_ grey: Plane, fine: Bool) -> Bool {
+        let factor = detectionShrink(grey, fine: fine)
+        if fine {
+            fineScanDue = false
+            coarseScansSinceFine = 0
+            lastFineScanFrame = frameIndex
+        } else {
+            lastDetectionFrame = frameIndex
+        }
+        worker.prepare(width: Int(Float(grey.width) / factor), height: Int(Float(grey.height) / factor),
+                       pyramidLevels: fine ? Self.fineScanLevels : 0)
         do {
             try detector.downscale(grey, into: worker.image)
         } catch {
@@ -167,6 +234,15 @@ public final class FaceTracker {
         for face in faces where face.heldFrames == 0 {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
+        if fine {
+            sceneChange.measure(grey)
+            sceneChange.markScanned(faces: followedFaces)
+        } else {
+            coarseScansSinceFine += 1
+            if coarseScansSinceFine >= Self.fineRescanCycles { fineScanDue = true }
+        }
+        // Without a fine scale to look at, the coarse scan covers every size.
+        if !fineScanUseful(grey) { fineScanDue = false }
         return true
     }
 

@@ -56,8 +56,9 @@ public struct FaceSighting: Sendable {
 
 /// Finds faces; used on the tracker's detection thread only.
 public protocol FaceDetector: AnyObject, Sendable {
-    /// Writes up to `into.count` boxes, most confident first, and returns how many.
-    func detect(_ grey: FrameKit.Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int
+    /// Writes up to `into.count` boxes, most confident first, and returns how many. `pyramidLevels`
+    /// > 0 looks only at that many scales, from the image's own down by 5/6 each; 0 at every scale.
+    func detect(_ grey: FrameKit.Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int
     /// Shrinks a grey plane into a smaller one for detection (called on the frame thread).
     func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane) throws
 }

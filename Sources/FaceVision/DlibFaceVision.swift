@@ -111,11 +111,11 @@ public final class DlibFaceDetector: FaceDetector, @unchecked Sendable {
 
     deinit { fv_detector_destroy(handle) }
 
-    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(VisionError) -> Int {
+    public func detect(_ grey: Plane, pyramidLevels: Int = 0, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(VisionError) -> Int {
         var error: UnsafeMutablePointer<CChar>?
         let found = boxes.withMemoryRebound(to: fv_box.self) { raw in
             fv_detect(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), minimumScore,
-                      raw.baseAddress, Int32(raw.count), &error)
+                      Int32(pyramidLevels), raw.baseAddress, Int32(raw.count), &error)
         }
         guard found >= 0 else { throw visionError(error, "face detection failed") }
         return Int(found)

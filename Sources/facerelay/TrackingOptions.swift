@@ -11,7 +11,7 @@ struct TrackingOptions: ParsableArguments {
     var detectionInterval = 30
 
     @Option(name: .customLong("min-face-size"), help: "Smallest face to detect, in pixels of the frame (larger is cheaper).")
-    var minFaceSize = 160
+    var minFaceSize = 80
 
     @Option(help: "Landmark smoothing: \(Smoothing.allCases.map(\.rawValue).joined(separator: ", ")).")
     var smoothing = Smoothing.lowpass.rawValue

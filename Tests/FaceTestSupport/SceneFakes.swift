@@ -36,7 +36,7 @@ public final class SceneDetector: FaceDetector, @unchecked Sendable {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
-    public func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(SceneFailure) -> Int {
+    public func detect(_ grey: Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(SceneFailure) -> Int {
         if let failure = scene.detectorFailure { throw failure }
         let scale = Float(grey.width) / Float(scene.width)
         var count = 0

@@ -93,6 +93,62 @@ import Testing
     }
 }
 
+extension RealFaceMotionTests {
+    /// The portrait shrunk 2.5 times (its detector box about 88 px wide, eyes about 60 px apart)
+    /// comes into view on an empty frame after the first detection and drifts 2 px a frame: with
+    /// the default settings it is found, on its face, within 30 frames. The truth is the fit on the
+    /// full-size photo, shrunk the same way.
+    @Test(arguments: [[1280, 720], [1920, 1080]])
+    func aSmallFaceComingIntoViewIsFoundWithinThirtyFramesByDefault(size: [Int]) throws {
+        let (width, height) = (size[0], size[1])
+        let shrink: Float = 2.5
+        let photo = try FacePhoto.shared.get().plane
+        let reference = try Stage(detector: try DlibFaceDetector()).reference
+        let smallSide = Int(Float(photo.width) / shrink)
+        let small = UnsafeMutablePointer<UInt8>.allocate(capacity: smallSide * smallSide)
+        defer { small.deallocate() }
+        let smallPhoto = Plane(base: small, stride: smallSide, width: smallSide, height: smallSide)
+        try DlibFaceDetector().downscale(photo, into: smallPhoto)
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
+        defer { frame.deallocate() }
+        let plane = Plane(base: frame, stride: width, width: width, height: height)
+        var settings = FaceTracker.Settings()
+        settings.smoothing = .none
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+                                  detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
+        let appears = 2, (x0, y0) = (width * 6 / 10, height / 3)
+        var foundAt: Int?
+        for index in 0..<(appears + 40) {
+            for i in 0..<(width * height) { frame[i] = UInt8(80 + (i % width) / (width / 64) + (i / width) % 7) }
+            let dx = x0 + 2 * (index - appears)
+            if index >= appears {
+                for row in 0..<smallSide { (frame + (y0 + row) * width + dx).update(from: small + row * smallSide, count: smallSide) }
+            }
+            tracker.process(plane, seconds: Double(index) / 30)
+            guard index >= appears else {
+                #expect(tracker.visibleFaceCount == 0, "frame \(index): nothing on the empty frame")
+                continue
+            }
+            // Where the fit on the full-size photo lands on the shrunk one (pixel centres: x' = (x + 0.5) / s - 0.5).
+            var truth = Landmarks.zero
+            for i in 0..<68 {
+                truth[i] = Point(x: (reference[i].x + 0.5) / shrink - 0.5 + Float(dx), y: (reference[i].y + 0.5) / shrink - 0.5 + Float(y0))
+            }
+            let onFace = tracker.faces.contains { face in
+                guard !face.isHeld else { return false }
+                var sum: Float = 0
+                for i in 0..<68 { sum += face.rawLandmarks[i].distance(to: truth[i]) }
+                return sum / 68 / truth.eyeDistance < 0.10
+            }
+            if onFace && foundAt == nil { foundAt = index }
+            if foundAt != nil { #expect(onFace, "frame \(index): kept once found") }
+        }
+        let delay = try #require(foundAt, "the \(width)x\(height) small face was never found") - appears
+        #expect(delay <= 30, "found \(delay) frames after coming into view")
+        #expect(tracker.visionErrors == 0)
+    }
+}
+
 /// A 1280x720 grey frame with the portrait pasted at an offset, and a tracker following it.
 private final class Stage {
     let tracker: FaceTracker
@@ -153,7 +209,8 @@ private final class Stage {
 }
 
 /// dlib's detector, whose results the test lets through one at a time: the detection thread as
-/// late as the test likes. The first call (the tracker's synchronous first frame) is not held.
+/// late as the test likes. The calls of the tracker's synchronous first frame (its coarse and its
+/// fine scan) are not held.
 private final class GatedDetector: FaceDetector, Sendable {
     private let inner: DlibFaceDetector
     private let gate = DispatchSemaphore(value: 0)
@@ -168,9 +225,9 @@ private final class GatedDetector: FaceDetector, Sendable {
     /// Lets every pending and future detection through, so that the tracker can shut down.
     func openForGood() { for _ in 0..<1000 { gate.signal() } }
 
-    func detect(_ grey: Plane, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int {
-        let found = try inner.detect(grey, into: boxes)
-        if calls.add(1, ordering: .relaxed).newValue > 1 { gate.wait() }
+    func detect(_ grey: Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int {
+        let found = try inner.detect(grey, pyramidLevels: pyramidLevels, into: boxes)
+        if calls.add(1, ordering: .relaxed).newValue > 2 { gate.wait() }
         return found
     }
 
