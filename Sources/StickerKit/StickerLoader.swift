@@ -1,5 +1,6 @@
 import FoundationEssentials
 import FrameKit
+import Glibc
 
 /// One thing wrong with a sticker package: which file, which field, and what to do.
 public struct StickerProblem: Sendable, Equatable, CustomStringConvertible {
@@ -57,7 +58,8 @@ public struct StickerLoader: Sendable {
     private func parse(directory: String, name: String, checker: Checker) -> StickerPackage? {
         // An empty file is refused before it is read: FoundationEssentials' contents(atPath:) loses
         // a 4 KiB buffer on every empty file it reads (LeakSanitizer, Swift 6.3).
-        if (try? FileManager.default.attributesOfItem(atPath: checker.file)[.size] as? Int) == 0 {
+        var status = stat()
+        if stat(checker.file, &status) == 0, status.st_size == 0 {
             checker.report("", "is empty; it needs a JSON object with \"items\" (see Stickers/README.md)")
             return nil
         }
