@@ -34,10 +34,11 @@ for target in "${targets[@]}"; do
     dictionary=()
     [ -f "Tests/Fuzz/Dictionaries/$target.dict" ] && dictionary=("-dict=Tests/Fuzz/Dictionaries/$target.dict")
     # Swift's own crash reporter would hold a crashing input for seconds; libFuzzer reports instead.
-    # GStreamer and glib keep a few allocations for the life of the process: Tests/Sanitizers/lsan.supp.
+    # Libraries keep a few allocations for the life of the process (Tests/Sanitizers/lsan.supp); the
+    # slow unwinder follows a leak's stack through glib, which has no frame pointers, to match them.
     status=0
     SWIFT_BACKTRACE=enable=no \
-    ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:symbolize=1" \
+    ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:symbolize=1" \
     LSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/lsan.supp:print_suppressions=0" \
         "$build_path/debug/fuzz-$target" "${dictionary[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix=".build/fuzz-artifacts/$target-" "$corpus" "Tests/Fuzz/Corpus/$target" \
