@@ -48,6 +48,11 @@ public struct ControlRequest: Sendable, Equatable {
     public let id: JSONValue
     public let command: Command
 
+    public init(id: JSONValue, command: Command) {
+        self.id = id
+        self.command = command
+    }
+
     /// Reads one request line (without its newline).
     public static func parse(_ line: String) -> Result<ControlRequest, Refusal> {
         let request: JSONValue
