@@ -64,8 +64,6 @@ let package = Package(
         ),
         // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
         .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
-        // Stream sessions and the service around them: the registry of streams, the control socket,
-        // events, the HTTP hooks nginx-rtmp calls, metrics, the dashboard, and the serve configuration.
         // What serve reads from outside (the YAML configuration, control request lines), parsed and
         // checked with no networking: apart from RelayServer so the fuzz targets link it alone.
         .target(
@@ -75,6 +73,8 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // Stream sessions and the service around them: the registry of streams, the control socket,
+        // events, the HTTP hooks nginx-rtmp calls, metrics and the dashboard (re-exporting ServeInputs).
         .target(
             name: "RelayServer",
             dependencies: [

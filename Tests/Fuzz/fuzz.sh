@@ -45,13 +45,13 @@ for target in "${targets[@]}"; do
         > "$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
+    coverage=$(grep -a -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
     if [ "$status" -eq 0 ]; then
         echo "== $target: ${runs:-?} inputs in $seconds s (${rate:-?}/s), ${coverage:-cov: ?}, no crash"
     else
         {
             echo "== $target: FAILED (exit $status) after ${runs:-?} inputs; input and log in .build/fuzz-artifacts/"
-            grep -E "ERROR|Fatal error|broken promise|SUMMARY|Test unit written|Base64" "$log" | head -n 20 || true
+            grep -a -E "ERROR|Fatal error|broken promise|SUMMARY|Test unit written|Base64" "$log" | head -n 20 || true
         } >&2
         failed+=("$target")
     fi
