@@ -26,6 +26,10 @@ done
 echo "== built in $(( $(date +%s) - started )) s"
 
 mkdir -p .build/fuzz-artifacts
+# The targets' scratch folders (sticker.json, frames) go here and are removed at the end.
+export TMPDIR=$PWD/.build/fuzz-tmp
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
+trap 'rm -rf "$TMPDIR"' EXIT
 failed=()
 for target in "${targets[@]}"; do
     corpus=.build/fuzz-corpus/$target
