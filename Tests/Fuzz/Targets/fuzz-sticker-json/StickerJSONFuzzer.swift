@@ -72,7 +72,7 @@ public func fuzzStickerJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var active = ContiguousArray(repeating: false, count: expressions.count)
     for step in 0..<90 {
         // Expressions go on and off in a pattern of the input's bytes, over three seconds at 30 fps.
-        let byte = data[step % max(size, 1)]
+        let byte = size == 0 ? 0 : data[step % size]
         for rule in active.indices { active[rule] = (Int(byte) >> (rule % 8)) & 1 == 1 }
         let seconds = Double(step) / 30
         timeline.advance(to: seconds, active: active)
