@@ -64,12 +64,21 @@ let package = Package(
         ),
         // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
         .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
+        // What serve reads from outside (the YAML configuration, control request lines), parsed and
+        // checked with no networking: apart from RelayServer so the fuzz targets link it alone.
+        .target(
+            name: "ServeInputs",
+            dependencies: [
+                "FaceTracking", "MediaBridge", "StickerKit",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // Stream sessions and the service around them: the registry of streams, the control socket,
-        // events, the HTTP hooks nginx-rtmp calls, metrics, the dashboard, and the serve configuration.
+        // events, the HTTP hooks nginx-rtmp calls, metrics and the dashboard (re-exporting ServeInputs).
         .target(
             name: "RelayServer",
             dependencies: [
-                "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "FaceStage", "Compositor", "StickerKit",
+                "ServeInputs", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "FaceStage", "Compositor", "StickerKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -113,3 +122,19 @@ let package = Package(
     ],
     cxxLanguageStandard: .cxx17
 )
+
+// libFuzzer targets, declared only when Tests/Fuzz/fuzz.sh builds them (FACERELAY_FUZZ=1, with
+// --sanitize=fuzzer): libFuzzer supplies their main, so a plain `swift build` could not link them.
+if Context.environment["FACERELAY_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("fuzz-sticker-json", ["FaceTracking", "FrameKit", "MediaBridge", "StickerKit"]),
+        ("fuzz-sticker-png", ["FaceTracking", "MediaBridge", "StickerKit"]),
+        ("fuzz-control-request", ["ServeInputs", "StickerKit"]),
+        ("fuzz-serve-config", ["ServeInputs"]),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/Targets/FuzzSupport"))
+    for target in fuzzTargets {
+        package.targets.append(.executableTarget(name: target.name, dependencies: target.dependencies + ["FuzzSupport"],
+                                                 path: "Tests/Fuzz/Targets/\(target.name)"))
+    }
+}

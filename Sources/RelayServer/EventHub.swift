@@ -1,11 +1,6 @@
 import StickerKit
 import Synchronization
 
-/// The event classes a subscriber can ask for.
-public enum EventClass: String, Sendable, CaseIterable {
-    case expression, stream, sticker, stats
-}
-
 /// Hands every event to the subscribers that asked for its class (seed article 001's reactive
 /// publisher). A slow or stuck subscriber never slows a stream: its queue is bounded, events that
 /// do not fit are dropped and counted, and the subscriber is told how many it missed before its

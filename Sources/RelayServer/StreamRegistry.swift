@@ -7,19 +7,6 @@ import MediaBridge
 import StickerKit
 import Synchronization
 
-/// A request the service refuses, with a stable code for programs and a message for people.
-public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: String
-    public let message: String
-
-    public init(_ code: String, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-}
-
 /// Every stream of `serve`, each relaying on its own thread: started from the control socket, by
 /// nginx-rtmp's notifications or by an SRT listener, and stopped, switched and read from there.
 /// One stream failing, ending or reconnecting touches no other: each has its own pipelines,

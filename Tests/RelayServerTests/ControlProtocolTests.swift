@@ -90,6 +90,24 @@ import Testing
         guard case .subscribe(_, let all) = control.handle(#"{"id": 5, "command": "subscribe"}"#) else { return }
         #expect(all == Set(EventClass.allCases))
     }
+
+    /// The parse alone, as the fuzz target drives it: each command with its arguments, or the
+    /// refusal with the id it read.
+    @Test func aRequestLineParsesToItsCommandOrARefusalWithItsId() throws {
+        #expect(try ControlRequest.parse(#"{"id": 3, "command": "start", "input": "a.mp4", "output": "b.flv", "stream": null}"#).get()
+            == ControlRequest(id: 3, command: .start(input: "a.mp4", output: "b.flv", sticker: nil, stream: nil)))
+        #expect(try ControlRequest.parse(#"{"command": "subscribe", "events": []}"#).get().command == .subscribe(Set(EventClass.allCases)))
+        #expect(try ControlRequest.parse(#"{"id": "x", "command": "stats"}"#).get() == ControlRequest(id: "x", command: .stats(stream: nil)))
+        for (line, id, code) in [(#"{"id": [1], "command": "stop", "stream": ""}"#, JSONValue.array([1]), "bad-argument"),
+                                 (#"{"id": 2, "command": "subscribe", "events": "all"}"#, 2, "bad-argument"),
+                                 ("\u{0}", .null, "bad-json")] {
+            guard case .failure(let refusal) = ControlRequest.parse(line) else {
+                Issue.record("\(line) parsed")
+                continue
+            }
+            #expect(refusal.id == id && refusal.error.code == code, "\(line) -> \(refusal)")
+        }
+    }
 }
 
 /// Events: a slow subscriber loses events, never blocks the publisher, and is told how many.

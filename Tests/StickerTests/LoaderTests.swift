@@ -1,4 +1,5 @@
 import Foundation
+import MediaBridge
 import StickerKit
 import Testing
 
@@ -165,5 +166,31 @@ import Testing
             let text = "\(error)"
             return text.contains("sticker \(directory) is not valid (2 problems)") && text.contains("\(directory)/sticker.json: items[0].z: is 1.5")
         }
+    }
+
+    // Found by Tests/Fuzz (sticker-png): GStreamer's PNG decoder allocated the whole 3.6 GB picture
+    // a frame's header claimed before the loader could refuse its size.
+    @Test func aFrameClaimingAHugeSizeIsRefusedWithoutDecodingIt() throws {
+        let decoded = Locked(0)
+        let loader = StickerLoader(expressions: Support.expressions) { path in
+            decoded.withLock { $0 += 1 }
+            return try Support.loader.decodePNG(path)
+        }
+        let directory = try Support.package(Support.item("\"id\": \"a\", \"frames\": [\"huge.png\"], \(Support.anchor)"), pictures: [])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: Support.root + "/Tests/Fuzz/Corpus/sticker-png/claims-30000x30000.png", toPath: directory + "/huge.png")
+        var problems: [StickerProblem] = []
+        do { _ = try loader.load(directory: directory) } catch { problems = error.problems }
+        #expect(fields(problems) == ["items[0].frames[0]"] && problems.first?.message.contains("30000x30000") == true, "\(problems)")
+        #expect(decoded.withLock { $0 } == 0)
+        #expect(PNGHeader(file: Support.root + "/Stickers/sunglasses/glasses.png") != nil)
+        #expect(PNGHeader(Array("not a picture at all, no".utf8)) == nil)
+    }
+
+    // Found by Tests/Fuzz (sticker-json) under LeakSanitizer: reading an empty sticker.json lost
+    // 4 KiB inside FoundationEssentials each time; an empty file is now refused before it is read.
+    @Test func anEmptyStickerJSONIsRefusedAsEmpty() throws {
+        let problems = try Support.problems("")
+        #expect(problems.count == 1 && problems[0].field.isEmpty && problems[0].message.hasPrefix("is empty"), "\(problems)")
     }
 }

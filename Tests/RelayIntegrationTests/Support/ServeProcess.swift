@@ -7,15 +7,22 @@ final class ServeProcess {
     let socket: String
     let httpPort: Int
     let child: ChildProcess
+    /// The facerelay binary that serves and answers `ctl`: the tests' build unless told otherwise.
+    let executable: String
 
     /// `configuration` is the YAML after the control socket and HTTP lines, which this fills in.
-    init(_ configuration: String, httpPort fixedPort: Int? = nil, name: String = "serve") throws {
+    init(_ configuration: String, httpPort fixedPort: Int? = nil, name: String = "serve", executable: String = Package.facerelay,
+         environment: [String: String] = [:]) throws {
+        self.executable = executable
         directory = try Package.temporaryDirectory(name)
         socket = directory + "/control.sock"
         httpPort = fixedPort ?? freePort()
         let path = directory + "/facerelay.yml"
         try ("control_socket: \(socket)\nhttp: 127.0.0.1:\(httpPort)\n" + configuration).write(toFile: path, atomically: true, encoding: .utf8)
-        child = try ChildProcess(Package.facerelay, ["serve", "--config", path], logDirectory: directory, name: "serve")
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        child = try variables.isEmpty
+            ? ChildProcess(executable, ["serve", "--config", path], logDirectory: directory, name: "serve")
+            : ChildProcess("/usr/bin/env", variables + [executable, "serve", "--config", path], logDirectory: directory, name: "serve")
         // Ready once both the HTTP port and the control socket answer (a debug build loads every
         // sticker first, which takes a while).
         let deadline = Date().addingTimeInterval(180)
@@ -32,7 +39,7 @@ final class ServeProcess {
     /// `facerelay ctl ARGS --json`: the reply, whether ok or not.
     @discardableResult
     func ctl(_ arguments: [String]) throws -> [String: Any] {
-        let child = try ChildProcess(Package.facerelay, ["ctl"] + arguments + ["--socket", socket, "--json"],
+        let child = try ChildProcess(executable, ["ctl"] + arguments + ["--socket", socket, "--json"],
                                      logDirectory: directory, name: "ctl-\(UUID().uuidString.prefix(6))")
         guard child.wait(seconds: 60) != nil else { throw CommandError(description: "ctl \(arguments) did not answer") }
         guard let line = child.stdout.split(separator: "\n").first,
@@ -70,7 +77,7 @@ final class ServeProcess {
 
     /// `facerelay ctl subscribe --json` in the background; `events()` reads what it printed.
     func subscribe(_ classes: [String] = []) throws -> Subscriber {
-        let child = try ChildProcess(Package.facerelay, ["ctl", "subscribe"] + classes + ["--socket", socket, "--json"],
+        let child = try ChildProcess(executable, ["ctl", "subscribe"] + classes + ["--socket", socket, "--json"],
                                      logDirectory: directory, name: "subscriber-\(UUID().uuidString.prefix(6))")
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, !child.stdout.contains("\"ok\":true") { Thread.sleep(forTimeInterval: 0.05) }
