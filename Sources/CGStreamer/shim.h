@@ -194,6 +194,59 @@ static inline void fr_count_buffers_into(GstElement *element, gint *counter) {
 }
 static inline gint fr_atomic_get(gint *counter) { return g_atomic_int_get(counter); }
 
+/// Decides early whether a live FLV stream (rtmp2src: one tag per buffer) carries audio.
+/// flvdemux trusts no FLV header: without audio it waits for 6 s of video before saying no more
+/// streams are coming, and decodebin holds every stream until then, so a video-only broadcast
+/// would start 6 s late. Once `wait` of video (tag time) went by without an audio tag, the
+/// demuxer is told to stop waiting, and audio tags that come later are dropped before it sees
+/// them (a pad added after that would make decodebin block the video for a new group), with a
+/// warning on the bus. A buffer that is not one whole tag leaves the demuxer to decide.
+typedef struct { GstElement *demuxer; guint32 wait_ms; gint64 first_video_ms; gboolean without_audio; gboolean warned; } FrAudioDecision;
+static void fr_audio_decision_free(gpointer data) {
+    FrAudioDecision *state = data;
+    gst_object_unref(state->demuxer);
+    g_free(state);
+}
+static GstPadProbeReturn fr_audio_decision_probe(GstPad *pad, GstPadProbeInfo *info, gpointer data) {
+    (void)pad;
+    FrAudioDecision *state = data;
+    GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+    guint8 tag[11];
+    gsize size = gst_buffer_get_size(buffer);
+    if (size >= 3 && gst_buffer_extract(buffer, 0, tag, 3) == 3 && memcmp(tag, "FLV", 3) == 0) return GST_PAD_PROBE_OK;
+    if (size < 15 || gst_buffer_extract(buffer, 0, tag, 11) != 11) return GST_PAD_PROBE_REMOVE;
+    guint32 data_size = ((guint32)tag[1] << 16) | ((guint32)tag[2] << 8) | tag[3];
+    if (size != 11 + (gsize)data_size + 4) return GST_PAD_PROBE_REMOVE;
+    guint8 type = tag[0] & 0x1f;
+    guint32 time_ms = ((guint32)tag[7] << 24) | ((guint32)tag[4] << 16) | ((guint32)tag[5] << 8) | tag[6];
+    if (type == 8) {
+        if (!state->without_audio) return GST_PAD_PROBE_REMOVE;
+        if (!state->warned) {
+            state->warned = TRUE;
+            GST_ELEMENT_WARNING(state->demuxer, STREAM, DEMUX,
+                ("audio appeared in the input after %u ms of video alone; the output was opened without audio, relaying the video alone", state->wait_ms), (NULL));
+        }
+        return GST_PAD_PROBE_DROP;
+    }
+    if (type != 9 || state->without_audio) return GST_PAD_PROBE_OK;
+    if (state->first_video_ms < 0) state->first_video_ms = time_ms;
+    if ((gint64)time_ms >= state->first_video_ms + state->wait_ms) {
+        state->without_audio = TRUE;
+        gst_element_no_more_pads(state->demuxer);
+    }
+    return GST_PAD_PROBE_OK;
+}
+static inline void fr_decide_flv_audio_within(GstElement *demuxer, guint32 wait_ms) {
+    GstPad *sink = gst_element_get_static_pad(demuxer, "sink");
+    if (sink == NULL) return;
+    FrAudioDecision *state = g_new0(FrAudioDecision, 1);
+    state->demuxer = gst_object_ref(demuxer);
+    state->wait_ms = wait_ms;
+    state->first_video_ms = -1;
+    gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, fr_audio_decision_probe, state, fr_audio_decision_free);
+    gst_object_unref(sink);
+}
+
 // MARK: samples and buffers
 
 static inline GstBuffer *fr_sample_buffer(GstSample *sample) { return gst_sample_get_buffer(sample); }

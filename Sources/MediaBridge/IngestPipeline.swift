@@ -116,8 +116,13 @@ final class IngestPipeline: @unchecked Sendable {
             // live MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it
             // converges and shifts audio against video by tens of milliseconds. A file needs its
             // PCR: without it tsdemux gives its audio no timestamps at all.
-            if Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().isLiveInput,
-               String(cString: fr_element_factory_name(element)) == "tsdemux" { fr_set_bool(element, "ignore-pcr", 1) }
+            let isLive = Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().isLiveInput
+            switch String(cString: fr_element_factory_name(element)) {
+            case "tsdemux" where isLive: fr_set_bool(element, "ignore-pcr", 1)
+            // A live broadcast's audio comes within a few tags of its video, if at all.
+            case "flvdemux" where isLive: fr_decide_flv_audio_within(element, IngestPipeline.audioWaitAfterVideoMilliseconds)
+            default: break
+            }
         }, context)
     }
 
@@ -131,6 +136,9 @@ final class IngestPipeline: @unchecked Sendable {
         fr_unref(pipeline)
         framesArrived.deallocate()
     }
+
+    /// Stream time a live FLV input's video runs before the relay stops waiting for its audio.
+    static let audioWaitAfterVideoMilliseconds: guint32 = 2000
 
     static func sourceFile(for input: InputEndpoint) -> String {
         switch input {

@@ -100,6 +100,10 @@ if [ ! -s header_claims_audio.flv ]; then
   damage header 5 video_only.part.flv header_claims_audio.part.flv && rm video_only.part.flv && mv header_claims_audio.part.flv header_claims_audio.flv
 fi
 [ -s header_hides_audio.flv ] || { damage header 1 face_720p.flv header_hides_audio.part.flv && mv header_hides_audio.part.flv header_hides_audio.flv; }
+# Audio that starts after the video (a broadcaster whose microphone comes on late): 1.5 s, 3 s.
+for late in 1.5 3; do
+  [ -s "audio_from_${late}s.flv" ] || { ffmpeg -nostdin -v error -y -i face_720p.flv -itsoffset "$late" -i face_720p.flv -map 0:v -map 1:a -c copy -t 12 "audio_from_${late}s.part.flv" && mv "audio_from_${late}s.part.flv" "audio_from_${late}s.flv"; }
+done
 # H.265 (decodable here), and Dirac (VC-2), which GStreamer here cannot decode, each with AAC audio.
 [ -s face_h265.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -s 640x360 -c:v libx265 -preset ultrafast -x265-params log-level=error -c:a copy face_h265.part.mkv && mv face_h265.part.mkv face_h265.mkv; }
 [ -s face_dirac.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 320x180 -c:v vc2 -b:v 600k -c:a copy face_dirac.part.mkv && mv face_dirac.part.mkv face_dirac.mkv; }

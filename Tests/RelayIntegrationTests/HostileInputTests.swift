@@ -219,9 +219,17 @@ import Testing
     /// A publish without audio: rtmp2src's FLV header announces video only, yet flvdemux holds its
     /// pads for 6 s of video looking for audio, then hands them over in a burst. Every frame is
     /// relayed, none dropped (it lost 161 of 360 to the live queue before).
+    /// flvdemux waits for 6 s of video for an audio stream before it lets decodebin go on: the
+    /// relay stops that wait after 2 s of video without audio.
     @Test func aVideoOnlyPublishLosesNoFrames() throws {
         let live = try relayLive("header_claims_audio.flv")
         defer { try? FileManager.default.removeItem(atPath: live.directory) }
+        let published = Date()
+        while !live.relay.stderr.contains("relaying"), live.relay.process.isRunning, Date().timeIntervalSince(published) < 20 {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let delay = Date().timeIntervalSince(published)
+        #expect(delay < 4, "the output started \(delay) s after the publish")
         #expect(live.publisher.wait(seconds: 30) == 0, "publisher: \(live.publisher.stderr)")
         #expect(live.relay.wait(seconds: 30) == 0 && live.relay.process.terminationReason == .exit, "facerelay: \(live.relay.stderr)")
         let report = try MediaReport(live.output)
@@ -231,6 +239,21 @@ import Testing
                 "\(indices.count) frames, from \(indices.first ?? -1)")
         let stats = try RelayStatsFile(live.directory + "/stats.json")
         #expect(stats.frames_dropped <= 3, "\(stats.frames_dropped) frames dropped")
+    }
+
+    /// Audio that starts 1.5 s after the video is relayed; from 3 s on it comes too late for an
+    /// output opened at 2 s, and is left out with a warning, the video going on whole.
+    @Test(arguments: [("audio_from_1.5s.flv", true), ("audio_from_3s.flv", false)])
+    func audioThatStartsAfterTheVideo(fixture: String, isRelayed: Bool) throws {
+        let live = try relayLive(fixture)
+        defer { try? FileManager.default.removeItem(atPath: live.directory) }
+        #expect(live.publisher.wait(seconds: 30) == 0, "publisher: \(live.publisher.stderr)")
+        #expect(live.relay.wait(seconds: 30) == 0 && live.relay.process.terminationReason == .exit, "facerelay: \(live.relay.stderr)")
+        let report = try MediaReport(live.output)
+        let indices = report.frames.compactMap(\.index)
+        #expect(indices.count >= 340 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "\(indices.count) frames")
+        #expect((report.audio != nil) == isRelayed, "audio: \(String(describing: report.audio))")
+        #expect(live.relay.stderr.contains("audio appeared in the input after 2000 ms of video alone") != isRelayed, "\(live.relay.stderr)")
     }
 
     /// With a time-out shorter than the 6 s after which flvdemux stops waiting for the video its
