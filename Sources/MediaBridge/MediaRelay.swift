@@ -84,6 +84,10 @@ public final class MediaRelay: @unchecked Sendable {
         /// The input being listened to; replaced (next generation) when an awaited input is restarted.
         var ingest: IngestPipeline
         var ingestGeneration = 0
+        /// The last generation whose input ended (its stream, or an error such as the idle
+        /// time-out, which reaches no appsink): its readers wait for the next one. A new
+        /// generation still waiting for its broadcaster has not ended.
+        var endedGeneration: Int?
         /// Frames that reached the appsinks of earlier generations.
         var framesArrivedEarlier = 0
         var egress: EgressPipeline?
@@ -136,10 +140,9 @@ public final class MediaRelay: @unchecked Sendable {
         self.stage = stage
         self.logger = logger
         var policy = settings.lifecyclePolicy
-        // A publisher comes back to the same RTMP key. (A file that ends has ended; an SRT
-        // listener listened to again does not hear the returning caller yet, and serve arms a
-        // new stream for it.)
-        if case .rtmp = input {} else { policy.inputGrace = nil }
+        // A publisher comes back to the same RTMP key, an SRT caller to the same port (or the
+        // broadcaster's listener takes our call again); a file that ends has ended.
+        if case .file = input { policy.inputGrace = nil }
         let ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
         shared = Locked(Shared(ingest: ingest, lifecycle: RelayLifecycle(policy: policy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
@@ -489,6 +492,7 @@ public final class MediaRelay: @unchecked Sendable {
     /// False when the end is the stream's end.
     private func awaitInput(ended reason: String, cleanly: Bool) -> Bool {
         let (awaited, newlyLost) = shared.withLock { shared -> (Bool, Bool) in
+            shared.endedGeneration = shared.ingestGeneration
             if shared.lifecycle.awaitingInputSince != nil {
                 shared.lifecycle.inputRestartFailed(at: .now, ended: cleanly)
                 return (true, false)
@@ -589,7 +593,7 @@ public final class MediaRelay: @unchecked Sendable {
                 catchingUp = false
             }
             guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 0 : 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.lifecycle.awaitingInputSince != nil }) {
+                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.endedGeneration == generation }) {
                     guard inputEndIsAwaited else {
                         if input.isLive { logger.info("input ended: \(liveInputEndReason)", metadata: ["input": "\(input)"]) }
                         break
@@ -844,7 +848,7 @@ public final class MediaRelay: @unchecked Sendable {
             }
             guard let (_, sink, generation) = source else { continue }
             guard let sample = fr_appsink_pull(sink, 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.lifecycle.awaitingInputSince != nil }) {
+                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.endedGeneration == generation }) {
                     guard inputEndIsAwaited else { break }
                     waitForNextInput(after: generation)
                     continue

@@ -11,15 +11,17 @@ import Testing
     static let firstPublish = ["-t", "4"]
     static let secondPublish = ["-ss", "6.1", "-t", "4"]
 
+    /// Publishes over RTMP as FLV, or calls an SRT listener with MPEG-TS.
     static func publish(_ input: String, to url: String, _ options: [String], in directory: String, name: String) throws -> ChildProcess {
         try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re"] + options.prefix(2) + ["-i", input] + options.dropFirst(2)
-                         + ["-c", "copy", "-f", "flv", url], logDirectory: directory, name: name)
+                         + ["-c", "copy", "-f", url.hasPrefix("srt:") ? "mpegts" : "flv", url], logDirectory: directory, name: name)
     }
 
     /// One output holding both publishes: the first one's frames, then after a pause as long as the
     /// broadcaster was away, the second one's, each in order, with time never going back and the
     /// audio where it was against the video.
-    static func expectBothPublishesInOneOutput(_ report: MediaReport, pause: ClosedRange<Double>, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectBothPublishesInOneOutput(_ report: MediaReport, pause: ClosedRange<Double>, input: String = "face_720p.flv",
+                                               sourceLocation: SourceLocation = #_sourceLocation) throws {
         let numbered = report.frames.filter { $0.index != nil }
         #expect(numbered.count >= report.frames.count - 2, "unreadable frames: \(report.frames.count - numbered.count)", sourceLocation: sourceLocation)
         let first = numbered.filter { $0.index! < 150 }, second = numbered.filter { $0.index! >= 150 }
@@ -35,7 +37,7 @@ import Testing
         let gap = second.first!.seconds - first.last!.seconds
         #expect(pause.contains(gap), "the second publish follows the first after \(gap) s", sourceLocation: sourceLocation)
         #expect(report.audio?.codec == "aac", sourceLocation: sourceLocation)
-        let reference = try ReferenceReports.report(try Fixtures.path("face_720p.flv")).audioVideoOffsets()
+        let reference = try ReferenceReports.report(try Fixtures.path(input)).audioVideoOffsets()
         let offsets = report.audioVideoOffsets()
         let expected = reference.sorted()[reference.count / 2]
         #expect(offsets.count >= 3 && offsets.allSatisfy { abs($0 - expected) < 0.05 },
@@ -68,6 +70,29 @@ import Testing
         try Self.expectBothPublishesInOneOutput(report, pause: 1.5...5)
         let stats = try RelayStatsFile(directory + "/stats.json")
         #expect(abs(stats.frames_out - report.frames.count) <= 2, "\(stats.frames_out) frames sent, \(report.frames.count) in the file")
+    }
+
+    /// An SRT caller that hangs up and calls again: the listener is opened again on its port, and
+    /// the second call continues the same output.
+    @Test func anSRTCallerBackWithinTheGracePeriodContinuesTheSameOutput() throws {
+        let directory = try Package.temporaryDirectory("grace-srt")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.ts")
+        let port = freePort(udp: true)
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://:\(port)", "--output", output, "--input-grace", "5"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 1)
+        let url = "srt://127.0.0.1:\(port)"
+        let first = try Self.publish(input, to: url, Self.firstPublish, in: directory, name: "first")
+        #expect(first.wait(seconds: 30) == 0, "first caller: \(first.stderr)")
+        Thread.sleep(forTimeInterval: 2)
+        #expect(relay.process.isRunning, "the relay ended with its caller: \(relay.stderr)")
+        let second = try Self.publish(input, to: url, Self.secondPublish, in: directory, name: "second")
+        #expect(second.wait(seconds: 30) == 0, "second caller: \(second.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("input back after") && relay.stderr.contains("continuing the same output"), "\(relay.stderr)")
+        try Self.expectBothPublishesInOneOutput(try MediaReport(output), pause: 1.5...5, input: "face_720p.ts")
     }
 
     /// A publisher whose connection stays open but sends nothing (SIGSTOP) is given up after the
