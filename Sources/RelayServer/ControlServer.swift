@@ -35,6 +35,9 @@ public struct ControlServer: Sendable {
         let server: NIOAsyncChannel<Connection, Never>
         do {
             server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                // A client may close its sending side after its request (`nc -N`, a script's
+                // shutdown): it still gets its reply.
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
@@ -64,15 +67,24 @@ public struct ControlServer: Sendable {
             try await connection.executeThenClose { inbound, outbound in
                 var lines = inbound.makeAsyncIterator()
                 while true {
-                    let buffer: ByteBuffer?
+                    let buffer: ByteBuffer
+                    var isLast = false
                     do {
-                        buffer = try await lines.next()
+                        guard let next = try await lines.next() else { return }
+                        buffer = next
                     } catch is ByteToMessageDecoderError.PayloadTooLargeError {
-                        let error = ControlError("line-too-long", "a request line is limited to \(ControlProtocol.maximumLineBytes / 1024) KiB; the connection is closed")
-                        try await outbound.write(ByteBuffer(string: ControlProtocol.line(ControlProtocol.failure(id: .null, error))))
+                        try await refuseLongLine(outbound)
+                        return
+                    } catch let error as NIOExtrasErrors.LeftOverBytesError {
+                        // The last request of a client that closed its sending side without a newline.
+                        buffer = error.leftOverBytes
+                        isLast = true
+                    }
+                    // A long line that came in one read is framed whole before the buffer limit applies.
+                    guard buffer.readableBytes <= ControlProtocol.maximumLineBytes else {
+                        try await refuseLongLine(outbound)
                         return
                     }
-                    guard let buffer else { return }
                     let line = String(buffer: buffer)
                     if line.allSatisfy(\.isWhitespace) { continue }
                     switch await offload({ [control] in control.handle(line) }) {
@@ -86,11 +98,17 @@ public struct ControlServer: Sendable {
                         try await streamEvents(subscription, to: outbound, closedWhen: &lines)
                         return
                     }
+                    if isLast { return }
                 }
             }
         } catch {
             logger.debug("control connection ended: \(error)")
         }
+    }
+
+    private func refuseLongLine(_ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        let error = ControlError("line-too-long", "a request line is limited to \(ControlProtocol.maximumLineBytes / 1024) KiB; the connection is closed")
+        try await outbound.write(ByteBuffer(string: ControlProtocol.line(ControlProtocol.failure(id: .null, error))))
     }
 
     /// Writes events to a subscriber until it closes its end (anything it sends meanwhile is ignored).

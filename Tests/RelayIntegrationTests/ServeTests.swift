@@ -191,6 +191,21 @@ import Testing
         let refusal = try JSONSerialization.jsonObject(with: Data(try flooder.readLine().utf8)) as? [String: Any]
         #expect((refusal?["error"] as? [String: Any])?["code"] as? String == "line-too-long")
         #expect(try flooder.readLine(timeout: 5) == "", "the connection is closed after a line too long")
+        // The same with its newline, in one write: framed whole before the buffer's limit applies.
+        let wholeFlooder = try UnixSocket(serve.socket)
+        try wholeFlooder.send(#"{"id": 7, "command": "streams", "pad": ""# + String(repeating: "x", count: 70_000) + "\"}\n")
+        let wholeRefusal = try JSONSerialization.jsonObject(with: Data(try wholeFlooder.readLine().utf8)) as? [String: Any]
+        #expect((wholeRefusal?["error"] as? [String: Any])?["code"] as? String == "line-too-long", "\(String(describing: wholeRefusal))")
+
+        // A client that closes its sending side after its request still gets the reply, with or
+        // without a newline after it.
+        for request in [#"{"id": 8, "command": "streams"}"# + "\n", #"{"id": 9, "command": "streams"}"#] {
+            let halfClosed = try UnixSocket(serve.socket)
+            try halfClosed.send(request)
+            halfClosed.finishSending()
+            let reply = try JSONSerialization.jsonObject(with: Data(try halfClosed.readLine(timeout: 5).utf8)) as? [String: Any]
+            #expect(reply?["ok"] as? Bool == true && reply?["id"] as? Int == (request.hasSuffix("\n") ? 8 : 9), "\(String(describing: reply))")
+        }
 
         // A hundred clients at once, each answered.
         let clients = try (0..<100).map { _ in try UnixSocket(serve.socket) }
@@ -282,6 +297,9 @@ final class UnixSocket {
             offset += sent
         }
     }
+
+    /// Closes the sending side, as `nc -N` does after its input.
+    func finishSending() { shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// One line without its newline; "" when the server closed the connection.
     func readLine(timeout: Double = 30) throws -> String {
