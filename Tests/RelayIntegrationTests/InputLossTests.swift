@@ -12,10 +12,14 @@ import Testing
     static let secondPublish = ["-ss", "6.1", "-t", "4"]
 
     /// Publishes over RTMP as FLV, or calls an SRT listener with MPEG-TS.
-    static func publish(_ input: String, to url: String, _ options: [String], in directory: String, name: String) throws -> ChildProcess {
+    static func publish(_ input: String, to url: String, _ options: [String], codec: [String] = ["-c", "copy"],
+                        in directory: String, name: String) throws -> ChildProcess {
         try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re"] + options.prefix(2) + ["-i", input] + options.dropFirst(2)
-                         + ["-c", "copy", "-f", url.hasPrefix("srt:") ? "mpegts" : "flv", url], logDirectory: directory, name: name)
+                         + codec + ["-f", url.hasPrefix("srt:") ? "mpegts" : "flv", url], logDirectory: directory, name: name)
     }
+
+    /// A broadcaster coming back with a smaller picture (its encoder's settings changed).
+    static let smallerPicture = ["-vf", "scale=854:480", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "copy"]
 
     /// One output holding both publishes: the first one's frames, then after a pause as long as the
     /// broadcaster was away, the second one's, each in order, with time never going back and the
@@ -44,7 +48,10 @@ import Testing
                 "A/V offsets \(offsets) against the input's \(expected) s", sourceLocation: sourceLocation)
     }
 
-    @Test func aPublisherBackWithinTheGracePeriodContinuesTheSameOutput() throws {
+    /// The second publish as it was sent, or with a smaller picture, which is scaled to the size
+    /// the output was opened with.
+    @Test(arguments: [false, true])
+    func aPublisherBackWithinTheGracePeriodContinuesTheSameOutput(returnsSmaller: Bool) throws {
         let nginx = try NginxRTMP()
         let directory = try Package.temporaryDirectory("grace")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -57,7 +64,8 @@ import Testing
         #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
         Thread.sleep(forTimeInterval: 2)
         #expect(relay.process.isRunning, "the relay ended with its publisher: \(relay.stderr)")
-        let second = try Self.publish(input, to: nginx.url("in"), Self.secondPublish, in: directory, name: "second")
+        let second = try Self.publish(input, to: nginx.url("in"), Self.secondPublish, codec: returnsSmaller ? Self.smallerPicture : ["-c", "copy"],
+                                      in: directory, name: "second")
         #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
         let secondEnded = Date()
         #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
@@ -68,6 +76,8 @@ import Testing
 
         let report = try MediaReport(output)
         try Self.expectBothPublishesInOneOutput(report, pause: 1.5...5)
+        let video = report.streams.first { $0.type == "video" }
+        #expect(video?.width == 1280 && video?.height == 720, "\(String(describing: video))")
         let stats = try RelayStatsFile(directory + "/stats.json")
         #expect(abs(stats.frames_out - report.frames.count) <= 2, "\(stats.frames_out) frames sent, \(report.frames.count) in the file")
     }
