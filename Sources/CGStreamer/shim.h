@@ -436,8 +436,12 @@ static inline void fr_pad_probe_task_data(GstPad *pad, GstPadProbeCallback callb
     gst_pad_add_probe(pad, mask, callback, user_data, notify);
 }
 
-/// At most `count` glibc malloc arenas for the whole process (see GStreamer.initialize).
-static inline void fr_limit_malloc_arenas(int count) { mallopt(M_ARENA_MAX, count); }
+/// At most `count` glibc malloc arenas for the whole process, and every block of at least
+/// `mmap_threshold` bytes in a mapping of its own (see limitMallocArenasForThreadChurn).
+static inline void fr_tune_malloc(int count, int mmap_threshold) {
+    mallopt(M_ARENA_MAX, count);
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+}
 
 /// Names the calling thread (Linux keeps the first 15 characters).
 static inline void fr_name_current_thread(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }

@@ -152,8 +152,15 @@ struct BusError {
 /// relay starts new threads whenever it rebuilds an output (x264's, GStreamer's), so with the
 /// default every upstream loss left 5-25 MB more resident for good (+110 MB over a 10-minute soak
 /// with a loss a minute); two arenas keep RSS flat at the same CPU.
+///
+/// glibc also raises its mmap threshold up to 32 MB each time a mapped block is freed, after which
+/// pictures and encoder buffers (1-4 MB each, made anew with every rebuilt output) come from the
+/// arenas, where the holes they leave keep the heap resident: with two arenas the heap in use
+/// stayed flat over a soak while RSS swung by 20 MB and crept up. A fixed threshold keeps such
+/// blocks in mappings of their own, given back whole when freed; the pools that hold pictures
+/// keep them, so this costs no mapping per frame.
 public func limitMallocArenasForThreadChurn() {
-    fr_limit_malloc_arenas(2)
+    fr_tune_malloc(2, 256 * 1024)
 }
 
 /// Loads GStreamer and its plugin registry now (seconds on a machine that never ran it) and checks

@@ -24,14 +24,24 @@ for row in rows:
     if int(seconds) % 60 == 0 or row is rows[-1]:
         print(f"{seconds:6.0f} {rss:8.1f} {cores:9.2f} {fps:6.1f} {row['frames_out']:>8} {row['frames_dropped']:>8} {row['reconnects']:>10}  {row['state']}")
 
-# RSS growth after a two-minute warm-up: a least-squares slope, per 10 minutes.
+def trend(points):
+    """Least-squares slope of (seconds, MB) points, in MB per 10 minutes."""
+    n = len(points)
+    mean_t = sum(t for t, _ in points) / n
+    mean_r = sum(r for _, r in points) / n
+    return sum((t - mean_t) * (r - mean_r) for t, r in points) / sum((t - mean_t) ** 2 for t, _ in points) * 600
+
+
+# RSS growth after a two-minute warm-up: over every sample, and over the samples taken at the same
+# point of each loss cycle (the last one before the platform goes down), which leaves out the swing
+# of memory taken and given back within a cycle.
 warm = [(float(r["seconds"]), float(r["rss_mb"])) for r in rows if float(r["seconds"]) >= 120]
 if len(warm) >= 3:
-    n = len(warm)
-    mean_t = sum(t for t, _ in warm) / n
-    mean_r = sum(r for _, r in warm) / n
-    slope = sum((t - mean_t) * (r - mean_r) for t, r in warm) / sum((t - mean_t) ** 2 for t, _ in warm)
-    print(f"RSS after warm-up: {warm[0][1]:.1f} -> {warm[-1][1]:.1f} MB; trend {slope * 600:+.2f} MB per 10 minutes (target under 1)")
+    print(f"RSS after warm-up: {warm[0][1]:.1f} -> {warm[-1][1]:.1f} MB; trend {trend(warm):+.2f} MB per 10 minutes (target under 1)")
+steady = [(float(a["seconds"]), float(a["rss_mb"])) for a, b in zip(rows, rows[1:])
+          if float(a["seconds"]) >= 120 and a["state"] == "relaying" and b["state"] != "relaying"]
+if len(steady) >= 3:
+    print(f"RSS before each upstream loss after warm-up: {', '.join(f'{r:.1f}' for _, r in steady)} MB; trend {trend(steady):+.2f} MB per 10 minutes")
 losses = len(recoveries)
 recover = [float(r["relaying_again_at_s"]) - float(r["platform_back_at_s"]) for r in recoveries]
 flowing = [float(r["output_again_at_s"]) - float(r["platform_back_at_s"]) for r in recoveries]
