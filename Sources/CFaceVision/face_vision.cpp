@@ -429,9 +429,11 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
                                                 m[2] * d.x() + m[3] * d.y() + shape(2 * anchors[i] + 1));
                 // Outside the frame the border pixel is read, as if the frame went on: a face at
                 // the edge is fitted from what is visible, not pulled towards a black margin.
+                // Rounded inline (floor of x + 0.5: lround's result wherever the clamp keeps it),
+                // not through libm's lround, a call per sample.
                 const dlib::dpoint p = toImage(at);
-                const long x = std::clamp(std::lround(p.x()), 0L, static_cast<long>(width - 1));
-                const long y = std::clamp(std::lround(p.y()), 0L, static_cast<long>(height - 1));
+                const long x = std::clamp(static_cast<long>(std::floor(p.x() + 0.5)), 0L, static_cast<long>(width - 1));
+                const long y = std::clamp(static_cast<long>(std::floor(p.y() + 0.5)), 0L, static_cast<long>(height - 1));
                 features[i] = grey[y * stride + x];
             }
             const fv_level &cascade = model.levels[level];
@@ -444,9 +446,11 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
             for (size_t tree = 0; tree < cascade.trees; ++tree) {
                 const fv_level::split *splits = cascade.splits.data() + tree * cascade.splitsPerTree;
                 size_t node = 0;
+                // Without a branch: which way a split goes is a coin toss the branch predictor
+                // loses half the time, and without branches the trees' walks overlap.
                 while (node < cascade.splitsPerTree) {
                     const fv_level::split &s = splits[node];
-                    node = features[s.a] - features[s.b] > s.threshold ? 2 * node + 1 : 2 * node + 2;
+                    node = 2 * node + 2 - static_cast<size_t>(features[s.a] - features[s.b] > s.threshold);
                 }
                 leafOfTree[tree] = static_cast<uint32_t>(tree * leaves + node - cascade.splitsPerTree);
             }
