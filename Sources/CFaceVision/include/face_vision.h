@@ -70,12 +70,15 @@ void fv_fitter_destroy(fv_fitter *fitter);
 int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int height, int stride,
                      fv_box box, float angle, fv_point landmarks[FV_LANDMARK_COUNT], char **error);
 
-/// Head pose from landmarks with solvePnP and a generic 3D face model, for frames of the given size
-/// (focal length = frame width, principal point at the centre). Keeps its scratch matrices.
+/// Head pose from landmarks and a generic 3D face model, for frames of the given size (focal length =
+/// frame width, principal point at the centre): the pose that minimises the reprojection error of the
+/// model's points. A face's first pose comes from solvePnP (which allocates); a pose seeded by the
+/// previous one is refined in place with no allocation.
 fv_pose_solver *fv_pose_solver_create(char **error);
 void fv_pose_solver_destroy(fv_pose_solver *solver);
-/// `previous` (may be NULL) seeds the solver for continuity between frames. 0 when `pose` is
-/// written, 1 when solvePnP finds no pose (not an error), -1 on error.
+/// `previous` (may be NULL) seeds the solver for continuity between frames; a seed the refinement
+/// cannot use (a model point behind the camera) falls back to solvePnP. 0 when `pose` is written, 1
+/// when solvePnP finds no pose (not an error), -1 on error.
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
                   int frame_height, const fv_pose *previous, fv_pose *pose, char **error);
 
