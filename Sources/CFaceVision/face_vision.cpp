@@ -1,5 +1,6 @@
 // dlib and OpenCV calls only: everything else (tracking, smoothing, expressions) is Swift.
 #include "face_vision.h"
+#include "fhog_reusing.h"
 
 #include <dlib/image_processing.h>
 #include <dlib/image_processing/frontal_face_detector.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <immintrin.h>
 #include <sys/mman.h>
 
 namespace {
@@ -45,9 +47,33 @@ double boxSide(dlib::frontal_face_detector &singleLevel) {
 }
 }  // namespace
 
+// What fv_locate_face scans a patch of one size with, kept between calls: its HOG features, the
+// extraction's scratch and the filters' outputs. dlib's scanner builds all of these on every call
+// (77 allocations per check of a fit); kept, they are sized once per patch size.
+struct fv_patch_scan {
+    int side = 0;
+    dlib::array<dlib::array2d<float>> hog;
+    dlib::array2d<dlib::matrix<float, 18, 1>> hist;
+    dlib::array2d<float> norm, saliency, scratch;
+};
+
+// What fv_detect scans a frame with, kept between scans: per pyramid level its image (level 1 on)
+// and a patch scan's buffers, and the lists of windows. dlib's object_detector keeps only the
+// features and builds the rest on every scan (about 140 allocations for a coarse scan of a 720p
+// frame); kept, they are sized once per frame size.
+struct fv_pyramid_scan {
+    std::vector<dlib::array2d<unsigned char>> images;
+    std::vector<fv_patch_scan> levels;
+    std::vector<std::pair<double, dlib::rectangle>> windows;
+    std::vector<dlib::rect_detection> candidates;
+};
+
 struct fv_detector {
     dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
     std::vector<dlib::rect_detection> found;
+    // One for the whole pyramid (the coarse scan) and one for a few levels (the fine scan): the
+    // two scan images of different sizes in turn.
+    fv_pyramid_scan pyramid, fewPyramid;
     // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
     // there, and the upright patch it scans.
     dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
@@ -56,6 +82,9 @@ struct fv_detector {
     int fewLevelsCount = 0;
     double windowSide = boxSide(singleLevel);
     cv::Mat patch;
+    // One per patch size in use (a check and a search), the older replaced by a third size.
+    fv_patch_scan scans[2];
+    int lastScan = 0;
 };
 
 // Memory on 2 MB pages where the kernel allows it (transparent huge pages on madvise): a fit reads
@@ -127,6 +156,169 @@ struct fv_pose_solver {
 };
 
 namespace {
+
+// dlib's apply_filters_to_fhog (scan_fhog_pyramid.h) on the buffers of `scan`: the saliency of every
+// window of the patch under one detector's filters. dlib's version clears the saliency image and
+// builds its scratch image on every call; here the first filter overwrites and the rest add.
+template <typename Filterbank> dlib::rectangle filterPatch(const Filterbank &w, fv_patch_scan &scan) {
+    const auto &feats = scan.hog;
+    dlib::rectangle area;
+    if (w.num_separable_filters() > w.filters.size() * std::min(w.filters[0].nr(), w.filters[0].nc()) / 3.0) {
+        area = dlib::spatially_filter_image(feats[0], scan.saliency, w.filters[0]);
+        for (unsigned long i = 1; i < w.filters.size(); ++i) {
+            dlib::spatially_filter_image(feats[i], scan.saliency, w.filters[i], 1, false, true);
+        }
+        return area;
+    }
+    bool first = true;
+    for (unsigned long i = 0; i < w.row_filters.size(); ++i) {
+        for (unsigned long j = 0; j < w.row_filters[i].size(); ++j) {
+            area = dlib::float_spatially_filter_image_separable(feats[i], scan.saliency, w.row_filters[i][j], w.col_filters[i][j],
+                                                                scan.scratch, !first);
+            first = false;
+        }
+    }
+    if (first) {
+        scan.saliency.set_size(feats[0].nr(), feats[0].nc());
+        dlib::assign_all_pixels(scan.saliency, 0);
+    }
+    return area;
+}
+
+// cv::warpAffine(frame, patch, forward, INTER_LINEAR, BORDER_REPLICATE) for 8-bit grey, computed the
+// way OpenCV 4 computes it (the inverse map in double, source positions in fixed point with 1/32 of
+// a pixel, bilinear weights in 1/32768), so the patch is the same to the bit; OpenCV's version
+// allocates 14 blocks per call (its matrices and its parallel loop), this one nothing.
+// The largest patch fv_locate_face scans: its 80-pixel window plus a cell, and a box more on every side.
+constexpr int kLargestPatch = 96 + 2 * 80;
+
+void warpAffineReplicate(const uint8_t *source, int width, int height, size_t stride, uint8_t *destination,
+                         int side, size_t destinationStride, const double (&forward)[6]) {
+    // invertAffineTransform, as warpAffine does unless told the map is already inverse.
+    double m[6] = {forward[0], forward[1], forward[2], forward[3], forward[4], forward[5]};
+    double d = m[0] * m[4] - m[1] * m[3];
+    d = d != 0 ? 1. / d : 0.;
+    const double a11 = m[4] * d, a22 = m[0] * d;
+    m[0] = a11; m[1] *= -d;
+    m[3] *= -d; m[4] = a22;
+    const double b1 = -m[0] * m[2] - m[1] * m[5];
+    const double b2 = -m[3] * m[2] - m[4] * m[5];
+    m[2] = b1; m[5] = b2;
+    constexpr int interBits = 5, tabSize = 1 << interBits, abBits = 10, abScale = 1 << abBits;
+    constexpr int roundDelta = abScale / tabSize / 2;
+    const auto round = [](double v) { return _mm_cvtsd_si32(_mm_set_sd(v)); };  // cvRound: to nearest, ties to even
+    const auto clampX = [&](int x) { return std::clamp(x, 0, width - 1); };
+    const auto clampY = [&](int y) { return std::clamp(y, 0, height - 1); };
+    // Per column, as OpenCV precomputes them.
+    int columnX[kLargestPatch], columnY[kLargestPatch];
+    side = std::min(side, kLargestPatch);
+    for (int x = 0; x < side; ++x) {
+        columnX[x] = round(m[0] * x * abScale);
+        columnY[x] = round(m[3] * x * abScale);
+    }
+    for (int y = 0; y < side; ++y) {
+        const int x0 = round((m[1] * y + m[2]) * abScale) + roundDelta;
+        const int y0 = round((m[4] * y + m[5]) * abScale) + roundDelta;
+        uint8_t *out = destination + static_cast<size_t>(y) * destinationStride;
+        for (int x = 0; x < side; ++x) {
+            const int fxX = (x0 + columnX[x]) >> (abBits - interBits);
+            const int fxY = (y0 + columnY[x]) >> (abBits - interBits);
+            const int sx = fxX >> interBits, sy = fxY >> interBits;
+            const int ax = fxX & (tabSize - 1), ay = fxY & (tabSize - 1);
+            const int w00 = (tabSize - ax) * (tabSize - ay) * 32, w01 = ax * (tabSize - ay) * 32;
+            const int w10 = (tabSize - ax) * ay * 32, w11 = ax * ay * 32;
+            const uint8_t *row0 = source + static_cast<size_t>(clampY(sy)) * stride;
+            const uint8_t *row1 = source + static_cast<size_t>(clampY(sy + 1)) * stride;
+            const int left = clampX(sx), right = clampX(sx + 1);
+            const int sum = row0[left] * w00 + row0[right] * w01 + row1[left] * w10 + row1[right] * w11;
+            out[x] = static_cast<uint8_t>(std::clamp((sum + (1 << 14)) >> 15, 0, 255));
+        }
+    }
+}
+
+// What dlib::object_detector<scan_fhog_pyramid>::operator() does (scanner.load, then each weight
+// vector's detect, then non-maximum suppression), step by step and in the same order, so that the
+// windows found and their scores are dlib's, but on `scan`'s buffers: nothing is allocated once a
+// frame size has been scanned (beyond the first scan, the lists only grow when a scan finds more
+// windows than any before).
+template <typename Image>
+void scanPyramid(const dlib::frontal_face_detector &detector, const Image &image, double adjust, fv_pyramid_scan &scan,
+                 std::vector<dlib::rect_detection> &found) {
+    const auto &scanner = detector.get_scanner();
+    const int cell = static_cast<int>(scanner.get_cell_size());
+    const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
+    const long windowHeight = static_cast<long>(scanner.get_fhog_window_height());
+    // impl::create_fhog_pyramid: how many levels, then each level's features from the level above.
+    dlib::pyramid_down<6> down;
+    unsigned long levels = 0;
+    dlib::rectangle rect = dlib::get_rect(image);
+    do {
+        rect = down.rect_down(rect);
+        ++levels;
+    } while (rect.width() >= static_cast<long>(scanner.get_min_pyramid_layer_width()) &&
+             rect.height() >= static_cast<long>(scanner.get_min_pyramid_layer_height()) && levels < scanner.get_max_pyramid_levels());
+    if (scan.levels.size() < levels) scan.levels.resize(levels);
+    if (scan.images.size() < levels) scan.images.resize(levels);
+    dlib::impl_fhog::extract_fhog_features_reusing(image, scan.levels[0].hog, scan.levels[0].hist, scan.levels[0].norm, cell,
+                                                   static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    for (unsigned long level = 1; level < levels; ++level) {
+        if (level == 1) {
+            down(image, scan.images[1]);
+        } else {
+            down(scan.images[level - 1], scan.images[level]);
+        }
+        fv_patch_scan &at = scan.levels[level];
+        dlib::impl_fhog::extract_fhog_features_reusing(scan.images[level], at.hog, at.hist, at.norm, cell,
+                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    }
+    // Each weight vector's detect (impl::detect_from_fhog_pyramid), its windows sorted best first.
+    const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
+    const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
+    const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
+    scan.candidates.clear();
+    for (unsigned long d = 0; d < detector.num_detectors(); ++d) {
+        const auto &weights = detector.get_processed_w(d);
+        const double threshold = weights.w(scanner.get_num_dimensions());
+        const double floor = threshold + adjust;
+        scan.windows.clear();
+        for (unsigned long level = 0; level < levels; ++level) {
+            fv_patch_scan &at = scan.levels[level];
+            if (at.hog.size() == 0) continue;  // a level too small for the features
+            const dlib::rectangle area = filterPatch(weights.get_detect_argument(), at);
+            for (long r = area.top(); r <= area.bottom(); ++r) {
+                for (long c = area.left(); c <= area.right(); ++c) {
+                    if (at.saliency[r][c] < floor) continue;
+                    dlib::rectangle window = features.feats_to_image(dlib::centered_rect(dlib::point(c, r), boxWidth, boxHeight),
+                                                                     cell, windowHeight, windowWidth);
+                    window = down.rect_up(window, level);
+                    scan.windows.push_back(std::make_pair(at.saliency[r][c], window));
+                }
+            }
+        }
+        std::sort(scan.windows.rbegin(), scan.windows.rend(), dlib::impl::compare_pair_rect);
+        for (const auto &window : scan.windows) {
+            dlib::rect_detection candidate;
+            candidate.detection_confidence = window.first - threshold;
+            candidate.weight_index = d;
+            candidate.rect = window.second;
+            scan.candidates.push_back(candidate);
+        }
+    }
+    // Non-maximum suppression, as object_detector does it.
+    found.clear();
+    if (detector.num_detectors() > 1) std::sort(scan.candidates.rbegin(), scan.candidates.rend());
+    const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
+    for (const auto &candidate : scan.candidates) {
+        bool suppressed = false;
+        for (const auto &kept : found) {
+            if (overlaps(kept.rect, candidate.rect)) {
+                suppressed = true;
+                break;
+            }
+        }
+        if (!suppressed) found.push_back(candidate);
+    }
+}
 
 void report(char **error, const std::string &message) {
     if (error) *error = strdup(message.c_str());
@@ -406,7 +598,8 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
             detector->fewLevelsCount = pyramid_levels;
         }
         auto &scanning = pyramid_levels > 0 ? detector->fewLevels : detector->detector;
-        scanning(view(grey, width, height, stride), detector->found, minimum_score);
+        scanPyramid(scanning, view(grey, width, height, stride), minimum_score,
+                    pyramid_levels > 0 ? detector->fewPyramid : detector->pyramid, detector->found);
         std::sort(detector->found.begin(), detector->found.end(),
                   [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
                       return a.detection_confidence > b.detection_confidence;
@@ -441,24 +634,50 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         double forward[6] = {c * scale, s * scale, 0, -s * scale, c * scale, 0};
         forward[2] = half - forward[0] * cx - forward[1] * cy;
         forward[5] = half - forward[3] * cx - forward[4] * cy;
-        const cv::Mat frame(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
         // One buffer for the largest patch; smaller ones are views of it, so nothing is reallocated.
-        detector->patch.create(96 + 2 * 80, 96 + 2 * 80, CV_8UC1);
+        detector->patch.create(kLargestPatch, kLargestPatch, CV_8UC1);
         cv::Mat patch = detector->patch(cv::Rect(0, 0, static_cast<int>(side), static_cast<int>(side)));
-        cv::warpAffine(frame, patch, cv::Mat(2, 3, CV_64F, forward), patch.size(), cv::INTER_LINEAR, cv::BORDER_REPLICATE);
-        detector->found.clear();
-        detector->singleLevel(dlib::cv_image<unsigned char>(patch), detector->found, floor);
+        const int sideInPixels = static_cast<int>(side);
+        warpAffineReplicate(grey, width, height, static_cast<size_t>(stride), patch.data, sideInPixels, patch.step, forward);
+        int which = detector->scans[0].side == sideInPixels ? 0 : detector->scans[1].side == sideInPixels ? 1 : 1 - detector->lastScan;
+        detector->lastScan = which;
+        fv_patch_scan &scan = detector->scans[which];
+        scan.side = sideInPixels;
+        // What the single-level detector does (dlib's object_detector over scan_fhog_pyramid, one
+        // pyramid level: features, then each of its filters), on buffers kept between calls; only
+        // the best window is wanted, so dlib's non-maximum suppression, which always keeps the best,
+        // is left out.
+        const auto &scanner = detector->singleLevel.get_scanner();
+        const int cell = static_cast<int>(scanner.get_cell_size());
+        const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
+        const long windowHeight = static_cast<long>(scanner.get_fhog_window_height());
+        dlib::impl_fhog::extract_fhog_features_reusing(dlib::cv_image<unsigned char>(patch), scan.hog, scan.hist, scan.norm,
+                                                       cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
         *score = floor;
         *found = box;
-        for (const auto &candidate : detector->found) {
-            if (candidate.detection_confidence <= *score) continue;
-            *score = candidate.detection_confidence;
-            // Back to the frame: frame = centre + R(angle) * (patch - half) / scale.
-            const dlib::dpoint at = dlib::center(dlib::drectangle(candidate.rect)) - dlib::dpoint(half, half);
-            const double x = cx + (c * at.x() - s * at.y()) / scale, y = cy + (s * at.x() + c * at.y()) / scale;
-            const double size = candidate.rect.width() / scale;
-            *found = {static_cast<float>(x - (size - 1) / 2), static_cast<float>(y - (size - 1) / 2),
-                      static_cast<float>(size), static_cast<float>(size)};
+        if (scan.hog.size() == 0) return 0;  // a patch too small for one window
+        const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
+        const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
+        const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
+        for (unsigned long d = 0; d < detector->singleLevel.num_detectors(); ++d) {
+            const auto &weights = detector->singleLevel.get_processed_w(d);
+            const double threshold = weights.w(scanner.get_num_dimensions());
+            const dlib::rectangle area = filterPatch(weights.get_detect_argument(), scan);
+            for (long r = area.top(); r <= area.bottom(); ++r) {
+                for (long col = area.left(); col <= area.right(); ++col) {
+                    const double confidence = scan.saliency[r][col] - threshold;
+                    if (confidence <= *score) continue;
+                    *score = confidence;
+                    const dlib::rectangle rect = features.feats_to_image(dlib::centered_rect(dlib::point(col, r), boxWidth, boxHeight),
+                                                                         cell, windowHeight, windowWidth);
+                    // Back to the frame: frame = centre + R(angle) * (patch - half) / scale.
+                    const dlib::dpoint at = dlib::center(dlib::drectangle(rect)) - dlib::dpoint(half, half);
+                    const double x = cx + (c * at.x() - s * at.y()) / scale, y = cy + (s * at.x() + c * at.y()) / scale;
+                    const double size = rect.width() / scale;
+                    *found = {static_cast<float>(x - (size - 1) / 2), static_cast<float>(y - (size - 1) / 2),
+                              static_cast<float>(size), static_cast<float>(size)};
+                }
+            }
         }
         return 0;
     } catch (const std::exception &e) {

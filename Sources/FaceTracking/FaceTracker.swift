@@ -11,12 +11,12 @@ import FrameKit
 /// frames), or every `fineRescanCycles` detections. A face whose fit no longer scores as a face is
 /// hidden, then dropped.
 ///
-/// Call `process` from one thread, one frame at a time. After the first frames at a given size the
-/// Swift code and the landmark fit allocate nothing (the fit's scratch memory lives in its fitter),
-/// except for the message of a vision failure. Two libraries allocate their own temporaries
-/// (facerelay-bench landmark-memory counts them): OpenCV's solvePnP, inside the pose solver, about
-/// 160-210 small blocks per face and frame, and dlib's scanner, inside the detector's check of a fit,
-/// 77 per check (one frame in three while a face moves as expected).
+/// Call `process` from one thread, one frame at a time. After the first frames at a given size a
+/// tracked frame allocates nothing on the frame thread: the fit, the detector's checks of it and the
+/// pose keep their scratch memory in their handles, and so do the detection thread's scans (the
+/// tests and facerelay-bench landmark-memory count them). What still allocates: a face's first
+/// pose (OpenCV's solvePnP), the message of a vision failure, and OpenCV's area downscale on the
+/// frame thread when a detection is prepared (4 blocks for a coarse scan, 8 for a fine one).
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.

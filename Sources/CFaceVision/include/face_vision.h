@@ -40,7 +40,9 @@ void fv_detector_destroy(fv_detector *detector);
 /// Writes up to `capacity` face boxes scoring at least `minimum_score` (0 is dlib's default; higher
 /// rejects more look-alikes such as faces printed on clothing), most confident first; returns how
 /// many, or -1 on error. `pyramid_levels` > 0 scans only that many scales, from the image's own down
-/// by 5/6 each (faces of about 73, 88, 105... pixels); 0 scans them all.
+/// by 5/6 each (faces of about 73, 88, 105... pixels); 0 scans them all. The same windows and scores
+/// as dlib's detector, on buffers kept in `detector` (one set for all levels, one for a few): once an
+/// image size has been scanned, a scan allocates nothing unless it finds more windows than before.
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
               double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error);
 
@@ -50,8 +52,8 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
 /// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
 /// window there, as a box of the same kind, to `found`, and its score in fv_detect's units (0 is the
 /// threshold) to `score`; when no window scores above -2, `found` is `box` and `score` -2. 0 on
-/// success, -1 on error. The patch it scans is kept in `detector`; dlib's scanner allocates its own
-/// scratch on every call.
+/// success, -1 on error. The patch it scans, its features and the filters' outputs are kept in
+/// `detector`: after the first call with a given `reach`, a call allocates nothing.
 int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
                    fv_box box, float angle, float reach, fv_box *found, double *score, char **error);
 
