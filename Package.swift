@@ -114,7 +114,10 @@ let package = Package(
         // Synthetic faces and a fake vision back end for tests of the tracker and of stickers.
         .target(name: "FaceTestSupport", dependencies: ["FaceTracking", "FrameKit"], path: "Tests/FaceTestSupport"),
         // FaceVision and MediaBridge for the real model on a real photo, beside the fakes.
-        .testTarget(name: "FaceTrackingTests", dependencies: ["FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
+        // CAllocationCounter counts heap allocations for the steady-state tests of the vision shim
+        // (CFaceVision, called directly); it interposes the allocator for the whole test process and
+        // forwards every call to glibc's.
+        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "FaceStage", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor", .product(name: "Logging", package: "swift-log")]),

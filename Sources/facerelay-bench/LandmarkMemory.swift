@@ -67,6 +67,31 @@ struct LandmarkMemory: ParsableCommand {
         for _ in 0..<fits { _ = try landmarker.locateFace(image.plane, around: box, angle: 0, reach: 0.5) }
         let checkAllocations = Double(fr_allocation_count() - checksBefore) / Double(fits)
 
+        // The detection thread's scans, and the frame thread's downscale for them, each counted on
+        // the calling thread: a 720p frame with the photo on it, shrunk as for the coarse and the
+        // fine scan at the default settings (675x380 and 1168x657).
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720)
+        defer { frame.deallocate() }
+        frame.update(repeating: 96, count: 1280 * 720)
+        for row in 0..<min(image.plane.height, 720) {
+            (frame + row * 1280 + 300).update(from: image.plane.base + row * image.plane.stride, count: min(image.plane.width, 980))
+        }
+        let frame720 = Plane(base: frame, stride: 1280, width: 1280, height: 720)
+        let scaled = UnsafeMutablePointer<UInt8>.allocate(capacity: 1168 * 657)
+        defer { scaled.deallocate() }
+        func perCall(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+            try body()
+            let before = fr_allocation_count()
+            for _ in 0..<count { try body() }
+            return Double(fr_allocation_count() - before) / Double(count)
+        }
+        var scans: [(String, Double)] = []
+        for (name, width, height, levels) in [("coarse", 675, 380, 0), ("fine", 1168, 657, 3)] {
+            let small = Plane(base: scaled, stride: width, width: width, height: height)
+            scans.append(("downscale for a \(name) scan", try perCall(20) { try detector.downscale(frame720, into: small) }))
+            scans.append(("\(name) scan", try perCall(5) { _ = try detector.detect(small, pyramidLevels: levels, into: boxes) }))
+        }
+
         let tracker = try makeFaceTracker(settings: FaceTracker.Settings(), model: model)
         for frame in 0..<30 { tracker.process(image.plane, seconds: Double(frame) / 30) }
         report("+ 1 tracker (fitter, detector, pose, thread)")
@@ -80,6 +105,7 @@ struct LandmarkMemory: ParsableCommand {
         let second = try LandmarkModel(path: landmarkModel)
         report("a second model (each stream, unshared)")
         withExtendedLifetime((landmarkers, tracker, second)) {}
+        print("allocations per call after the first: " + scans.map { "\($0.0) \(formatted($0.1, decimals: 2))" }.joined(separator: "; "))
         print("allocations per fit after the first: \(formatted(fitAllocations, decimals: 2)); per detector check of a fit: \(formatted(checkAllocations, decimals: 2)); per tracked frame on the frame thread (fit, pose, expressions): \(formatted(trackAllocations, decimals: 2)); vision errors: \(tracker.visionErrors)")
     }
 }
