@@ -59,7 +59,8 @@ public final class FaceTracker {
     private var lastDetectionFrame = Int.min / 2
     private var nextID = 1
     private var frameCPU: UInt64 = 0
-    /// Detection runs often until this frame: a face left through an edge and may come back.
+    /// Detection runs often until this frame: a face left through an edge, or was lost in view (turned
+    /// away until its fit no longer scored as a face), and may come back.
     private var watchEdgesUntil = Int.min / 2
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
@@ -140,7 +141,9 @@ public final class FaceTracker {
             } else if refit(&faces[index], grey, seconds: seconds) && !duplicatesAnOlderFace(index) {
                 index += 1
             } else {
-                if faces[index].atEdge { watchEdgesUntil = frameIndex + Self.edgeWatchFrames }
+                // A face dropped while held was lost, not merged into another track: it may come back.
+                // The periodic detection alone would find a face turning back only up to 30 frames late.
+                if faces[index].atEdge || faces[index].isHeld { watchEdgesUntil = frameIndex + Self.edgeWatchFrames }
                 faces.remove(at: index)
             }
         }
@@ -154,10 +157,11 @@ public final class FaceTracker {
         return false
     }
 
-    /// Frames between detections while a face reaches past the frame's edge, or has just left (a
-    /// face coming back is found within ten frames of being whole again).
+    /// Frames between detections while a face reaches past the frame's edge, or has just left or
+    /// been lost (a face coming back, or turning back, is found within ten frames of being whole, or
+    /// within the detector's yaw, again).
     static let edgeDetectionInterval = 5
-    /// How long after a face left through an edge detection keeps running that often.
+    /// How long after a face left through an edge, or was lost, detection keeps running that often.
     static let edgeWatchFrames = 90
 
     private var detectionDue: Bool {

@@ -10,6 +10,15 @@ NAME.truth.json holds the frame size and, per frame and per face, the 2x3 matrix
 pixel coordinates to frame pixel coordinates (pixel centres at integers), so the true position of
 any point marked on the tile is known on every frame. The tile itself is written as face_tile.png.
 At scale 1 the face's outer eye corners are 145 px apart and dlib's detector draws a 215 px box.
+
+The "yaw" sequence turns the face about the vertical axis instead, out to 90 degrees each way, which
+no affine motion of a photo can show: the tile is painted on a vertical cylinder (a textured surface,
+not a head: no nose relief, and the back of the head, which the photo does not show, is a flat hair
+colour), seen in orthographic projection. Its truth.json says, beside the tile-to-frame matrix of
+the unturned tile, the cylinder ("head": axis and radius in tile pixels) and the yaw of every frame
+and face ("yaw", degrees, positive turning the nose towards the frame's right), so the true place
+of any tile point, and whether it is on the visible side, is known on every frame (see
+turned_point).
 """
 import json
 import math
@@ -88,7 +97,73 @@ def sequences():
         "leave_right": (190, 3.0, [leaving((1, 0), 840)]),
         "leave_top": (150, 3.0, [leaving((0, -1), 600)]),
         "leave_bottom": (150, 3.0, [leaving((0, 1), 600)]),
+        # Turned about the vertical axis, 0 -> 90 -> -90 -> 0 degrees at 60 degrees/s (render_turned).
+        "yaw": (240, 3.0, [still]),
     }
+
+
+# Sequences whose single face is turned about the vertical axis: name -> degrees at t seconds.
+TURNED = {"yaw": lambda t: yaw_sweep(t)}
+
+
+# The yaw sequence's cylinder, in tile pixels: its axis halfway between the fit's jaw points at ear
+# height (0 and 16, at x = 136 and 357), its radius about 1.7 times half the outer-eye-corner
+# distance, as for a human head's breadth.
+HEAD_AXIS, HEAD_RADIUS = 247.0, 125.0
+HAIR = (118, 96, 62)
+
+
+def yaw_sweep(t):
+    """Degrees at t seconds: half a second frontal, to 90 degrees in 1.5 s, half a second there, back
+    and through to -90 degrees in 3 s, half a second there, back to frontal in 1.5 s, half a second."""
+    legs = [(0.5, 0, 0), (1.5, 0, 90), (0.5, 90, 90), (3.0, 90, -90), (0.5, -90, -90), (1.5, -90, 0), (0.5, 0, 0)]
+    for length, start, end in legs:
+        if t < length:
+            return start + (end - start) * t / length
+        t -= length
+    return 0.0
+
+
+def turned_point(u, v, yaw, axis=HEAD_AXIS, radius=HEAD_RADIUS):
+    """Where tile point (u, v) painted on the cylinder lands on the unturned tile's plane once the
+    cylinder is turned by yaw degrees, and whether it faces the camera."""
+    phi = math.asin(max(-1.0, min(1.0, (u - axis) / radius))) + math.radians(yaw)
+    return (axis + radius * math.sin(phi), v), math.cos(phi) > 0
+
+
+def render_turned(tile, background, m, yaw, rng, sigma):
+    """The tile on the cylinder turned by yaw degrees, placed by m (a translation here), rendered
+    four times finer across and averaged, so that the squeezed side of the face does not alias."""
+    frame = np.asarray(background.convert("RGB"), dtype=np.float32).copy()
+    height, width = frame.shape[:2]
+    pixels = np.asarray(tile.convert("RGB"), dtype=np.float32)
+    size = pixels.shape[0]
+    # Only the frame pixels the cylinder can cover are drawn.
+    x0 = max(0, math.floor(m[0][2] + HEAD_AXIS - HEAD_RADIUS) - 1)
+    x1 = min(width, math.ceil(m[0][2] + HEAD_AXIS + HEAD_RADIUS) + 2)
+    y0 = max(0, math.floor(m[1][2]))
+    y1 = min(height, math.ceil(m[1][2] + size - 1) + 1)
+    fine = 4
+    x = x0 + (np.arange((x1 - x0) * fine) + 0.5) / fine - 0.5 - m[0][2]  # tile plane x of each fine column
+    on = np.abs(x - HEAD_AXIS) < HEAD_RADIUS
+    # The visible surface point under each column, and where it was painted on the tile.
+    phi = np.arcsin(np.clip((x - HEAD_AXIS) / HEAD_RADIUS, -1, 1)) - math.radians(yaw)
+    front = on & (np.abs(phi) <= math.pi / 2)
+    u = HEAD_AXIS + HEAD_RADIUS * np.sin(phi)
+    u0 = np.clip(np.floor(u).astype(int), 0, size - 2)
+    w = np.clip(u - u0, 0, 1)[None, :, None]
+    r = np.clip(np.arange(y0, y1) - m[1][2], 0, size - 1)
+    r0 = np.clip(np.floor(r).astype(int), 0, size - 2)
+    rw = (r - r0)[:, None, None]
+    band = pixels[r0] * (1 - rw) + pixels[r0 + 1] * rw  # the tile's rows at each frame row
+    columns = band[:, u0] * (1 - w) + band[:, u0 + 1] * w
+    columns[:, ~front] = HAIR
+    coverage = on.astype(np.float32)[None, :, None]
+    backdrop = np.repeat(frame[y0:y1, x0:x1], fine, axis=1)
+    drawn = backdrop * (1 - coverage) + columns * coverage
+    frame[y0:y1, x0:x1] = drawn.reshape(y1 - y0, x1 - x0, fine, 3).mean(axis=2)
+    frame += rng.normal(0, sigma, (height, width, 1)).astype(np.float32)
+    return np.clip(frame, 0, 255).astype(np.uint8)
 
 
 def tile_to_frame(scale, angle, dx, dy, centre, tile_size):
@@ -147,18 +222,26 @@ def main():
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
              "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", "-crf", "16", "-g", "60",
              "-pix_fmt", "yuv420p", target + ".part.mp4"], stdin=subprocess.PIPE)
-        truth = []
+        truth, yaws = [], []
         for index in range(frames):
             t = index / FPS
             matrices = [tile_to_frame(*motion(t), TILE) for motion in faces]
-            encoder.stdin.write(render(tile, background, matrices, rng, sigma).tobytes())
+            if name in TURNED:
+                yaw = [TURNED[name](t)]
+                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], rng, sigma).tobytes())
+                yaws.append(yaw)
+            else:
+                encoder.stdin.write(render(tile, background, matrices, rng, sigma).tobytes())
             truth.append(matrices)
         encoder.stdin.close()
         if encoder.wait() != 0:
             sys.exit(f"ffmpeg failed on {name}")
         os.replace(target + ".part.mp4", target)
+        document = {"tile": TILE, "fps": FPS, "width": width, "height": height, "frames": truth}
+        if name in TURNED:
+            document.update(head={"axis": HEAD_AXIS, "radius": HEAD_RADIUS}, yaw=yaws)
         with open(os.path.join(out, name + ".truth.json"), "w") as f:
-            json.dump({"tile": TILE, "fps": FPS, "width": width, "height": height, "frames": truth}, f)
+            json.dump(document, f)
     print(out)
 
 
