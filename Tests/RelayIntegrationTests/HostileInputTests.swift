@@ -173,7 +173,7 @@ import Testing
     // MARK: live, through nginx-rtmp
 
     /// ffmpeg publishes `fixture` to a real nginx-rtmp at its own pace, the relay plays it to a file.
-    private func relayLive(_ fixture: String, readArguments: [String] = [], inputTimeout: Int = 15)
+    private func relayLive(_ fixture: String, readArguments: [String] = [], writeArguments: [String] = [], inputTimeout: Int = 15)
         throws -> (relay: ChildProcess, publisher: ChildProcess, output: String, directory: String, nginx: NginxRTMP) {
         let nginx = try NginxRTMP()
         let directory = try Package.temporaryDirectory("hostile-live")
@@ -183,7 +183,8 @@ import Testing
                                      logDirectory: directory, name: "relay")
         Thread.sleep(forTimeInterval: 0.5)
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re"] + readArguments + ["-i", try Fixtures.path(fixture),
-                                                             "-c", "copy", "-f", "flv", nginx.url("in")], logDirectory: directory, name: "publisher")
+                                                             "-c", "copy"] + writeArguments + ["-f", "flv", nginx.url("in")],
+                                         logDirectory: directory, name: "publisher")
         return (relay, publisher, output, directory, nginx)
     }
 
@@ -245,7 +246,9 @@ import Testing
     /// output opened at 2 s, and is left out with a warning, the video going on whole.
     @Test(arguments: [("audio_from_1.5s.flv", true), ("audio_from_3s.flv", false)])
     func audioThatStartsAfterTheVideo(fixture: String, isRelayed: Bool) throws {
-        let live = try relayLive(fixture)
+        // Sent as an encoder sends it, each picture as it comes: ffmpeg's muxer would otherwise
+        // hold the video until the audio starts, then send it in a burst.
+        let live = try relayLive(fixture, writeArguments: ["-max_interleave_delta", "50000"])
         defer { try? FileManager.default.removeItem(atPath: live.directory) }
         #expect(live.publisher.wait(seconds: 30) == 0, "publisher: \(live.publisher.stderr)")
         #expect(live.relay.wait(seconds: 30) == 0 && live.relay.process.terminationReason == .exit, "facerelay: \(live.relay.stderr)")
