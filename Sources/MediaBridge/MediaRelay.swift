@@ -592,7 +592,9 @@ public final class MediaRelay: @unchecked Sendable {
                 fr_set_bool(sink, "drop", 1)
                 catchingUp = false
             }
-            guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 0 : 100_000_000) else {
+            // Caught up once no frame comes for 50 ms, longer than a live input's frames are apart:
+            // a decoder working through the backlog on a busy machine leaves shorter gaps.
+            guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 50_000_000 : 100_000_000) else {
                 if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.endedGeneration == generation }) {
                     guard inputEndIsAwaited else {
                         if input.isLive { logger.info("input ended: \(liveInputEndReason)", metadata: ["input": "\(input)"]) }
