@@ -548,6 +548,12 @@ public final class MediaRelay: @unchecked Sendable {
         shared.withLock { $0.lifecycle.awaitsLostInput || $0.lifecycle.awaitingInputSince != nil }
     }
 
+    /// Whether the input generation an appsink belongs to has ended: its stream ended, or the
+    /// supervisor saw it end (an error such as the idle time-out reaches no appsink).
+    private func inputHasEnded(_ sink: UnsafeMutablePointer<GstElement>, generation: Int) -> Bool {
+        fr_appsink_is_eos(sink) != 0 || shared.withLock { $0.endedGeneration == generation }
+    }
+
     /// Waits until the supervisor has listened to the input again (a new generation), or a stop.
     private func waitForNextInput(after generation: Int) {
         while !stopRequested, shared.withLock({ $0.ingestGeneration == generation }) { sleep(seconds: 0.01) }
@@ -595,7 +601,7 @@ public final class MediaRelay: @unchecked Sendable {
             // Caught up once no frame comes for 50 ms, longer than a live input's frames are apart:
             // a decoder working through the backlog on a busy machine leaves shorter gaps.
             guard let sample = fr_appsink_pull(sink, catchingUp && firstFrameAt != nil ? 50_000_000 : 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.endedGeneration == generation }) {
+                if inputHasEnded(sink, generation: generation) {
                     guard inputEndIsAwaited else {
                         if input.isLive { logger.info("input ended: \(liveInputEndReason)", metadata: ["input": "\(input)"]) }
                         break
@@ -850,7 +856,7 @@ public final class MediaRelay: @unchecked Sendable {
             }
             guard let (_, sink, generation) = source else { continue }
             guard let sample = fr_appsink_pull(sink, 100_000_000) else {
-                if fr_appsink_is_eos(sink) != 0 || shared.withLock({ $0.endedGeneration == generation }) {
+                if inputHasEnded(sink, generation: generation) {
                     guard inputEndIsAwaited else { break }
                     waitForNextInput(after: generation)
                     continue
