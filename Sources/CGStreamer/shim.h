@@ -437,7 +437,7 @@ static inline void fr_pad_probe_task_data(GstPad *pad, GstPadProbeCallback callb
 }
 
 /// At most `count` glibc malloc arenas for the whole process, and every block of at least
-/// `mmap_threshold` bytes in a mapping of its own (see limitMallocArenasForThreadChurn).
+/// `mmap_threshold` bytes in a mapping of its own (see tuneMallocForThreadChurn).
 static inline void fr_tune_malloc(int count, int mmap_threshold) {
     mallopt(M_ARENA_MAX, count);
     mallopt(M_MMAP_THRESHOLD, mmap_threshold);

@@ -159,7 +159,7 @@ struct BusError {
 /// stayed flat over a soak while RSS swung by 20 MB and crept up. A fixed threshold keeps such
 /// blocks in mappings of their own, given back whole when freed; the pools that hold pictures
 /// keep them, so this costs no mapping per frame.
-public func limitMallocArenasForThreadChurn() {
+public func tuneMallocForThreadChurn() {
     fr_tune_malloc(2, 256 * 1024)
 }
 

@@ -13,7 +13,7 @@ struct FaceRelay: AsyncParsableCommand {
     )
 
     static func main() async {
-        limitMallocArenasForThreadChurn()
+        tuneMallocForThreadChurn()
         await main(nil)
     }
 }
