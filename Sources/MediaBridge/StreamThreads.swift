@@ -54,6 +54,10 @@ enum TaskNamer {
                 if let name { fr_name_current_thread(name.assumingMemoryBound(to: CChar.self)) }
                 return GST_PAD_PROBE_REMOVE
             }, strdup(name), { free($0) })
+            // A sync handler that drops a message owns it: unreleased, the message would keep its
+            // task, its pad and the element that owns them (an appsrc, a queue, the muxer) alive
+            // for good, every time a pipeline is built.
+            fr_message_unref(message)
             return GST_BUS_DROP
         }, Unmanaged.passRetained(naming).toOpaque(), { context in
             if let context { Unmanaged<Naming>.fromOpaque(context).release() }
