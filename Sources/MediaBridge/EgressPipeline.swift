@@ -33,8 +33,15 @@ final class EgressPipeline: @unchecked Sendable {
         }
         do {
             videoSource = try GStreamer.element("video_in", in: pipeline, files: files)
+        } catch {
+            fr_unref(pipeline)
+            videoInfo.deallocate()
+            throw error
+        }
+        do {
             audioSource = withAudio ? try GStreamer.element("audio_in", in: pipeline, files: files) : nil
         } catch {
+            fr_unref(videoSource)
             fr_unref(pipeline)
             videoInfo.deallocate()
             throw error

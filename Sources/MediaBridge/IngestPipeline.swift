@@ -206,6 +206,7 @@ final class IngestPipeline: @unchecked Sendable {
             fr_bin_add(pipeline, bin)
             fr_sync_state_with_parent(bin)
             guard fr_link_pad_to_element(pad, bin) != 0 else {
+                fr_unref(sink)
                 throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
             }
             if kind == "video" {
