@@ -57,17 +57,26 @@ enum FrameReport {
 
 /// Tracking figures of one run: what `--stats-json` of `inspect` holds.
 struct TrackingStats {
+    /// Frames that hold the tracker's start: the first frame's scans for every face size.
+    static let startFrames = 30
+
     let frames: Int
     let cpuNanoseconds: UInt64
+    /// Tracking CPU after the first `startFrames` frames: what a stream that runs on costs per frame.
+    let steadyCPUNanoseconds: UInt64
     let faceFrames: Int
     /// Sticker CPU (placement and blending), when a sticker package was drawn.
     var stickerNanoseconds: UInt64? = nil
 
     var trackMillisecondsPerFrame: Double { frames > 0 ? Double(cpuNanoseconds) / 1e6 / Double(frames) : 0 }
+    var steadyTrackMillisecondsPerFrame: Double? {
+        frames > Self.startFrames ? Double(steadyCPUNanoseconds) / 1e6 / Double(frames - Self.startFrames) : nil
+    }
     var facesPerFrame: Double { frames > 0 ? Double(faceFrames) / Double(frames) : 0 }
 
     func write(to path: String) throws(MediaError) {
         let text = "{\"frames\":\(frames),\"track_ms_per_frame\":\(formatted(trackMillisecondsPerFrame, decimals: 4)),\"faces_tracked\":\(formatted(facesPerFrame, decimals: 3))"
+            + (steadyTrackMillisecondsPerFrame.map { ",\"steady_track_ms_per_frame\":\(formatted($0, decimals: 4))" } ?? "")
             + (stickerNanoseconds.map { ",\"sticker_ms_per_frame\":\(formatted(frames > 0 ? Double($0) / 1e6 / Double(frames) : 0, decimals: 4))" } ?? "") + "}\n"
         guard let file = fopen(path, "w") else { throw MediaError(.output, "cannot write \(path)") }
         defer { fclose(file) }

@@ -61,9 +61,11 @@ struct Inspect: ParsableCommand {
             }
             var faceFrames = 0
             var stickerNanoseconds: UInt64 = 0
+            var startCPUNanoseconds: UInt64 = 0
             try reader.forEachFrame { frame, index throws(MediaError) in
                 let seconds = Double(frame.pts) / 1e9
                 tracker.process(frame.luma, seconds: seconds)
+                if tracker.framesProcessed == TrackingStats.startFrames { startCPUNanoseconds = tracker.cpuNanoseconds }
                 faceFrames += tracker.visibleFaceCount
                 let start = threadCPUNanoseconds()
                 if showAll {
@@ -90,7 +92,8 @@ struct Inspect: ParsableCommand {
             }
             try writer?.finish()
             let frames = tracker.framesProcessed
-            let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds, faceFrames: faceFrames,
+            let stats = TrackingStats(frames: frames, cpuNanoseconds: tracker.cpuNanoseconds,
+                                      steadyCPUNanoseconds: tracker.cpuNanoseconds - startCPUNanoseconds, faceFrames: faceFrames,
                                       stickerNanoseconds: scene == nil ? nil : stickerNanoseconds)
             if let statsJSON { try stats.write(to: statsJSON) }
             logger.info("inspected \(path): \(frames) frames, \(formatted(stats.facesPerFrame, decimals: 2)) faces per frame, \(formatted(stats.trackMillisecondsPerFrame, decimals: 3)) ms tracking CPU per frame (vision code built for AVX2/FMA: \(visionOptimisedForAVX2 ? "yes" : "no, FACERELAY_PORTABLE"))")
