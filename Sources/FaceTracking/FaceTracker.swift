@@ -5,11 +5,11 @@ import FrameKit
 /// is still on a face, smooths the landmarks, solves the head pose and scores the expressions.
 /// Detection (tens of milliseconds) runs every few frames on a downscaled copy of the Y plane on its
 /// own thread, so no frame waits for it; it finds new faces, restarts lost ones and calibrates how
-/// each face's box is drawn. Small faces, down to `minimumFaceSize`, are looked for by a fine scan
-/// of the frame, which costs nearly twice a coarse one: it runs on the first frame, and after that
-/// only when the scene away from the followed faces changed since it last ran (checked every few
-/// frames), or every `fineRescanCycles` detections. A face whose fit no longer scores as a face is
-/// hidden, then dropped.
+/// each face's box is drawn. Both of its scans, the coarse one and the fine one for small faces
+/// (down to `minimumFaceSize`, nearly twice the cost), run on the first frame and after that only
+/// when the scene away from the followed faces changed since they last ran (checked every few
+/// frames), a followed face changed size, or a few intervals went by: a still scene holds no new
+/// face. A face whose fit no longer scores as a face is hidden, then dropped.
 ///
 /// Call `process` from one thread, one frame at a time. After the first frames at a given size a
 /// tracked frame allocates nothing on the frame thread: the fit, the detector's checks of it and the
@@ -62,11 +62,13 @@ public final class FaceTracker {
     /// Detection runs often until this frame: a face left through an edge, or was lost in view (turned
     /// away until its fit no longer scored as a face), and may come back.
     private var watchEdgesUntil = Int.min / 2
+    /// Where faces were lost while the watch lasts, searched on the frame thread (`searchLostRegions`).
+    private var lostRegions: ContiguousArray<FitRegion> = []
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
     private var sceneChange: SceneChange
+    private var coarseScanDue = true
     private var fineScanDue = true
-    private var coarseScansSinceFine = 0
     private var lastFineScanFrame = Int.min / 2
 
     public init(settings: Settings, landmarker: FaceLandmarker, detector: FaceDetector, poseSolver: PoseSolver) {
@@ -77,6 +79,7 @@ public final class FaceTracker {
         worker = DetectionWorker(detector: detector, capacity: settings.maximumFaces * 2 + 4)
         faces.reserveCapacity(settings.maximumFaces)
         snapshot.reserveCapacity(settings.maximumFaces)
+        lostRegions.reserveCapacity(settings.maximumFaces)
         sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
     }
 
@@ -109,9 +112,15 @@ public final class FaceTracker {
         if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
         refitFaces(grey, seconds: seconds, onlyStarted: false)
         guard canDetect else { return }
-        if !fineScanDue && fineScanUseful(grey) && frameIndex % Self.sceneCheckInterval == 0 {
+        if frameIndex < watchEdgesUntil {
+            if frameIndex % Self.lostSearchInterval == 0 { searchLostRegions(grey, seconds: seconds) }
+        } else {
+            lostRegions.removeAll(keepingCapacity: true)
+        }
+        if frameIndex % Self.sceneCheckInterval == 0 && (!coarseScanDue || !fineScanDue && fineScanUseful(grey)) {
             sceneChange.measure(grey)
-            fineScanDue = sceneChange.changed(outside: followedFaces)
+            if !coarseScanDue { coarseScanDue = sceneChange.changed(since: .coarse, outside: followedFaces) }
+            if !fineScanDue && fineScanUseful(grey) { fineScanDue = sceneChange.changed(since: .fine, outside: followedFaces) }
         }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
         guard synchronous || worker.currentPhase == .idle else { return }
@@ -143,10 +152,48 @@ public final class FaceTracker {
             } else {
                 // A face dropped while held was lost, not merged into another track: it may come back.
                 // The periodic detection alone would find a face turning back only up to 30 frames late.
-                if faces[index].atEdge || faces[index].isHeld { watchEdgesUntil = frameIndex + Self.edgeWatchFrames }
+                if faces[index].atEdge || faces[index].isHeld {
+                    watchEdgesUntil = frameIndex + Self.edgeWatchFrames
+                    if lostRegions.count == lostRegions.capacity { lostRegions.removeFirst() }
+                    lostRegions.append(FitRegion(box: faces[index].box, angle: faces[index].rawLandmarks.eyeLineAngle))
+                }
                 faces.remove(at: index)
             }
         }
+    }
+
+    /// Frames between searches around where faces were lost.
+    static let lostSearchInterval = 3
+
+    /// Looks with the detector around where faces were lost, on this frame (about 1.3 ms a region, every
+    /// `lostSearchInterval` frames while the watch lasts): a face coming back in where it left, or
+    /// turning back, is found within a few frames of being whole again, whatever the detection
+    /// thread's timing. It counts only where the detector's own threshold (a score of 0) takes it for
+    /// a face, as a detection would; a region a detection found a face in again is done with.
+    private func searchLostRegions(_ grey: Plane, seconds: Double) {
+        var started = false
+        var index = lostRegions.count - 1
+        while index >= 0 {
+            let region = lostRegions[index]
+            if faces.contains(where: { $0.box.overlap(with: region.box) > 0.2 }) {
+                lostRegions.remove(at: index)
+            } else if faces.count < settings.maximumFaces, let (raw, sighting) = fitSighted(grey, around: region, minimumScore: 0) {
+                startFace(raw, sighting)
+                lostRegions.remove(at: index)
+                started = true
+            }
+            index -= 1
+        }
+        if started { refitFaces(grey, seconds: seconds, onlyStarted: true) }
+    }
+
+    /// Starts a track for a face the detector confirmed on this frame, held until it is first refitted.
+    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting) {
+        faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
+                                 filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count))
+        faces[faces.count - 1].isHeld = true
+        faces[faces.count - 1].started = true
+        nextID += 1
     }
 
     /// Two tracks that converged on one face (a face found again while its old track recovered):
@@ -166,7 +213,8 @@ public final class FaceTracker {
 
     private var detectionDue: Bool {
         let since = frameIndex - lastDetectionFrame
-        if since >= settings.detectionInterval { return true }
+        if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
+        if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
         for face in faces where face.isHeld { return true }
         // A face coming back in is found within a few frames of being whole again.
         let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
@@ -181,8 +229,12 @@ public final class FaceTracker {
     /// Scales the fine scan looks at, 5/6 apart: faces from the smallest wanted to 1.7 times that.
     /// The coarse scan looks at every larger scale (`detectionShrink` counts on three).
     static let fineScanLevels = 3
-    /// Coarse scans after which the fine scan runs again even if the scene seems unchanged.
+    /// Detection intervals after which the fine scan runs again even if the scene seems unchanged.
     static let fineRescanCycles = 10
+    /// Detection intervals after which the coarse scan runs again even if the scene seems unchanged
+    /// and no face changed size: a new face right beside a followed one, where a change is no news,
+    /// is found within this many intervals.
+    static let coarseRescanCycles = 3
     /// Frames between looks at whether the scene changed since the fine scan.
     static let sceneCheckInterval = 3
 
@@ -221,10 +273,10 @@ public final class FaceTracker {
         let factor = detectionShrink(grey, fine: fine)
         if fine {
             fineScanDue = false
-            coarseScansSinceFine = 0
             lastFineScanFrame = frameIndex
         } else {
             lastDetectionFrame = frameIndex
+            coarseScanDue = false
         }
         worker.prepare(width: Int(Float(grey.width) / factor), height: Int(Float(grey.height) / factor),
                        pyramidLevels: fine ? Self.fineScanLevels : 0)
@@ -238,13 +290,9 @@ public final class FaceTracker {
         for face in faces where face.heldFrames == 0 {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
-        if fine {
-            sceneChange.measure(grey)
-            sceneChange.markScanned(faces: followedFaces)
-        } else {
-            coarseScansSinceFine += 1
-            if coarseScansSinceFine >= Self.fineRescanCycles { fineScanDue = true }
-        }
+        sceneChange.measure(grey)
+        sceneChange.markScanned(fine ? .fine : .coarse, faces: followedFaces)
+        if frameIndex - lastFineScanFrame >= settings.detectionInterval * Self.fineRescanCycles { fineScanDue = true }
         // Without a fine scale to look at, the coarse scan covers every size.
         if !fineScanUseful(grey) { fineScanDue = false }
         return true
@@ -288,9 +336,11 @@ public final class FaceTracker {
     static func confidence(_ score: Float) -> Float { min(1, max(0, (score + 1) / 2)) }
 
     /// A face fitted where the detector sees one near `region` on this frame, from the detector's own
-    /// box as the cascade was trained; nil when the detector sees none there.
-    private func fitSighted(_ grey: Plane, around region: FitRegion) -> (raw: Landmarks, sighting: FaceSighting)? {
-        guard let sighting = locate(grey, around: region), Self.confidence(sighting.score) >= settings.doubtfulConfidence,
+    /// box as the cascade was trained; nil when the detector sees none there, or scores it below
+    /// `minimumScore` (by default, the doubtful confidence's).
+    private func fitSighted(_ grey: Plane, around region: FitRegion, minimumScore: Float? = nil) -> (raw: Landmarks, sighting: FaceSighting)? {
+        guard let sighting = locate(grey, around: region),
+              sighting.score >= minimumScore ?? settings.doubtfulConfidence * 2 - 1,
               let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: region.angle)) else { return nil }
         return (raw, sighting)
     }
@@ -341,11 +391,7 @@ public final class FaceTracker {
             }
             if faces.contains(where: { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }) { continue }
             guard faces.count < settings.maximumFaces, let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0)) else { continue }
-            faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
-                                     filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count))
-            faces[faces.count - 1].isHeld = true
-            faces[faces.count - 1].started = true
-            nextID += 1
+            startFace(raw, sighting)
         }
     }
 

@@ -1,35 +1,47 @@
 import FrameKit
 
-/// Whether a new face can have come into view since the fine scan last looked: the mean brightness
-/// of blocks of the frame, against their means when the fine scan ran, leaving out the blocks where
-/// a followed face is now or was then (a followed face moving is no news). A face that walks in,
-/// turns to the camera or is uncovered changes its blocks by far more than sensor noise, which
-/// averages out over a block. Each block is sampled on a grid, 16 pixels of its 1,024: about 20 µs
-/// for a 720p frame.
+/// Whether a new face can have come into view since a scan last looked: the mean brightness of
+/// blocks of the frame, against their means when that scan ran, leaving out the blocks where a
+/// followed face is now or was then (a followed face moving is no news). A face that walks in, turns
+/// to the camera or is uncovered changes its blocks by far more than sensor noise, which averages out
+/// over a block. Each block is sampled on a grid, 16 pixels of its 1,024: about 20 µs for a 720p
+/// frame. The coarse and the fine scan each keep their own reference.
 struct SceneChange {
+    enum Scan: Int, CaseIterable { case coarse, fine }
+
     /// Side of a block, in pixels of the frame, and the spacing of the pixels sampled in it.
     static let block = 32, sampleStep = 8
     /// Change of a block's mean, in grey levels, that counts.
     static let threshold: Float = 6
 
+    /// The scene as a scan saw it: block means and where the followed faces were.
+    private struct Reference {
+        var means: ContiguousArray<Float> = []
+        var faces: ContiguousArray<FaceBox> = []
+        var taken = false
+    }
+
     private var current: ContiguousArray<Float> = []
-    private var reference: ContiguousArray<Float> = []
-    /// Where the followed faces were when the reference was taken.
-    private var referenceFaces: ContiguousArray<FaceBox> = []
+    private var references: [Reference]
     private var columns = 0, rows = 0
-    private var hasReference = false
 
-    init(maximumFaces: Int) { referenceFaces.reserveCapacity(maximumFaces) }
+    init(maximumFaces: Int) {
+        var reference = Reference()
+        reference.faces.reserveCapacity(maximumFaces)
+        references = Array(repeating: reference, count: Scan.allCases.count)
+    }
 
-    /// Takes the block means of a frame. A new frame size forgets the reference.
+    /// Takes the block means of a frame. A new frame size forgets the references.
     mutating func measure(_ image: Plane) {
         let newColumns = image.width / Self.block, newRows = image.height / Self.block
         if newColumns != columns || newRows != rows {
             columns = newColumns
             rows = newRows
             current = ContiguousArray(repeating: 0, count: columns * rows)
-            reference = current
-            hasReference = false
+            for scan in Scan.allCases {
+                references[scan.rawValue].means = current
+                references[scan.rawValue].taken = false
+            }
         }
         let samples = Float((Self.block / Self.sampleStep) * (Self.block / Self.sampleStep))
         for row in 0..<rows {
@@ -44,22 +56,29 @@ struct SceneChange {
         }
     }
 
-    /// The fine scan looks at the scene as last measured, with faces at `faces`.
-    mutating func markScanned(faces: some Sequence<FaceBox>) {
-        reference = current
-        referenceFaces.removeAll(keepingCapacity: true)
-        for face in faces where referenceFaces.count < referenceFaces.capacity { referenceFaces.append(face) }
-        hasReference = true
+    /// `scan` looks at the scene as last measured, with faces at `faces`.
+    mutating func markScanned(_ scan: Scan, faces: some Sequence<FaceBox>) {
+        references[scan.rawValue].means.withUnsafeMutableBufferPointer { means in
+            current.withUnsafeBufferPointer { now in
+                for i in means.indices { means[i] = now[i] }
+            }
+        }
+        references[scan.rawValue].faces.removeAll(keepingCapacity: true)
+        for face in faces where references[scan.rawValue].faces.count < references[scan.rawValue].faces.capacity {
+            references[scan.rawValue].faces.append(face)
+        }
+        references[scan.rawValue].taken = true
     }
 
-    /// Whether some block away from the faces now (`faces`) and then changed since the fine scan;
-    /// true before the first.
-    func changed(outside faces: some Sequence<FaceBox>) -> Bool {
-        guard hasReference else { return true }
+    /// Whether some block away from the faces now (`faces`) and then changed since `scan` last ran;
+    /// true before it first ran.
+    func changed(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Bool {
+        let reference = references[scan.rawValue]
+        guard reference.taken else { return true }
         for row in 0..<rows {
-            for column in 0..<columns where abs(current[row * columns + column] - reference[row * columns + column]) > Self.threshold {
+            for column in 0..<columns where abs(current[row * columns + column] - reference.means[row * columns + column]) > Self.threshold {
                 let block = FaceBox(x: Float(column * Self.block), y: Float(row * Self.block), width: Float(Self.block), height: Float(Self.block))
-                if !referenceFaces.contains(where: { $0.intersects(block) }) && !faces.contains(where: { $0.intersects(block) }) {
+                if !reference.faces.contains(where: { $0.intersects(block) }) && !faces.contains(where: { $0.intersects(block) }) {
                     return true
                 }
             }

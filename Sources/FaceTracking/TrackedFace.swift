@@ -31,6 +31,9 @@ public struct TrackedFace {
     var atEdge = false
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
+    /// The face's size moved well away from the size detection last confirmed (it leans in or back):
+    /// detection is due, before its fit grows or shrinks past what counts as plausible.
+    var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
 
     init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int) {
         self.id = id

@@ -12,9 +12,30 @@ public final class Scene: @unchecked Sendable {
     public var detectorFailure: SceneFailure?
     /// When set, every landmark fit throws it.
     public var landmarkerFailure: SceneFailure?
+    /// A background that changes on every frame (a game behind a face cam).
+    public var busyBackground = false
+    /// Coarse scans (every scale from the largest down) and fine ones (a few of the smallest scales)
+    /// the fake detector ran.
+    public internal(set) var coarseScans = 0, fineScans = 0
     public let width = 1280, height = 720
 
     public init() {}
+
+    /// The picture a camera would take of the scene, which the tracker looks at to decide whether a
+    /// scan can find anything new: each face a bright square on a dark background, and with
+    /// `busyBackground` a corner whose brightness changes every frame.
+    public func paint(_ plane: Plane, frame: Int) {
+        func fill(_ box: FaceBox, _ value: UInt8) {
+            let left = max(0, Int(box.x)), right = min(plane.width, Int(box.x + box.width))
+            guard left < right else { return }
+            for y in max(0, Int(box.y))..<max(max(0, Int(box.y)), min(plane.height, Int(box.y + box.height))) {
+                (plane.base + y * plane.stride + left).update(repeating: value, count: right - left)
+            }
+        }
+        fill(FaceBox(x: 0, y: 0, width: Float(plane.width), height: Float(plane.height)), 20)
+        for face in faces { fill(Scene.box(face.landmarks), 200) }
+        if busyBackground { fill(FaceBox(x: 0, y: 0, width: 160, height: 160), frame % 2 == 0 ? 60 : 120) }
+    }
 
     public static func box(_ landmarks: Landmarks) -> FaceBox {
         var minX = Float.infinity, maxX = -Float.infinity, minY = Float.infinity, maxY = -Float.infinity
@@ -37,6 +58,7 @@ public final class SceneDetector: FaceDetector, @unchecked Sendable {
     public init(_ scene: Scene) { self.scene = scene }
 
     public func detect(_ grey: Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(SceneFailure) -> Int {
+        if pyramidLevels == 0 { scene.coarseScans += 1 } else { scene.fineScans += 1 }
         if let failure = scene.detectorFailure { throw failure }
         let scale = Float(grey.width) / Float(scene.width)
         var count = 0

@@ -15,8 +15,10 @@ import Testing
         return FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
     }
 
-    func step(_ tracker: FaceTracker, _ frame: Int) {
-        tracker.process(Plane(base: pixels, stride: 1280, width: 1280, height: 720), seconds: Double(frame) / 30)
+    func step(_ tracker: FaceTracker, _ frame: Int, _ scene: Scene) {
+        let plane = Plane(base: pixels, stride: 1280, width: 1280, height: 720)
+        scene.paint(plane, frame: frame)
+        tracker.process(plane, seconds: Double(frame) / 30)
     }
 
     func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { !$0.isHeld }.map(\.id).sorted() }
@@ -27,7 +29,7 @@ import Testing
         let tracker = tracker(scene)
         for frame in 0..<120 {
             scene.faces[0].centre.x = 300 + 6 * Float(frame)
-            step(tracker, frame)
+            step(tracker, frame, scene)
             #expect(visibleIDs(tracker) == [1], "frame \(frame)")
             #expect(tracker.faces.first.map { $0.landmarks[30].distance(to: scene.faces[0].landmarks[30]) < 0.01 } == true)
         }
@@ -37,31 +39,58 @@ import Testing
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
         let tracker = tracker(scene)
-        for frame in 0..<5 { step(tracker, frame) }
+        for frame in 0..<5 { step(tracker, frame, scene) }
         scene.faces.append(SyntheticFace(centre: Point(x: 900, y: 360)))
         var pickedUp: Int?
         for frame in 5..<40 {
-            step(tracker, frame)
+            step(tracker, frame, scene)
             if pickedUp == nil, visibleIDs(tracker) == [1, 2] { pickedUp = frame }
         }
         #expect(pickedUp.map { $0 - 5 <= 10 } == true, "second face found at frame \(pickedUp ?? -1)")
+    }
+
+    @Test func aStillSceneIsScannedEveryThirdIntervalAndAChangeAwayFromTheFaceAtTheNext() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene)
+        // Coarse scans on the first frame and at frame 30: nothing changed but the followed face.
+        for frame in 0..<50 {
+            scene.faces[0].centre.x = 300 + 4 * Float(frame)
+            step(tracker, frame, scene)
+        }
+        #expect(scene.coarseScans == 2, "coarse scans of a still scene: \(scene.coarseScans)")
+        // A change is seen on the next frame checked (51), then one scan per interval (61, 71).
+        scene.busyBackground = true
+        for frame in 50..<80 { step(tracker, frame, scene) }
+        #expect(scene.coarseScans == 5, "coarse scans of a changing scene: \(scene.coarseScans)")
+        // Still again (scans at 81, for the change back, and 111), then a face leaning in is scanned
+        // for before the next periodic scan (141), although nothing else changed.
+        scene.busyBackground = false
+        for frame in 80..<115 { step(tracker, frame, scene) }
+        let beforeLeaningIn = scene.coarseScans
+        for frame in 115..<135 {
+            scene.faces[0].size *= 1.02
+            step(tracker, frame, scene)
+        }
+        #expect(scene.coarseScans > beforeLeaningIn, "no scan while the face grew by half")
+        #expect(visibleIDs(tracker) == [1])
     }
 
     @Test func aFaceThatLeavesIsHeldThenDroppedAndComesBackWithANewID() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         let tracker = tracker(scene) { $0.holdFrames = 4 }
-        for frame in 0..<10 { step(tracker, frame) }
+        for frame in 0..<10 { step(tracker, frame, scene) }
         let gone = scene.faces.removeFirst()
         var heldFor = 0
         for frame in 10..<30 {
-            step(tracker, frame)
+            step(tracker, frame, scene)
             if tracker.faces.first?.isHeld == true { heldFor += 1 }
         }
         #expect(heldFor == 4, "held \(heldFor) frames")
         #expect(tracker.faces.isEmpty)
         scene.faces = [gone]
-        for frame in 30..<45 { step(tracker, frame) }
+        for frame in 30..<45 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [2])
     }
 
@@ -69,7 +98,7 @@ import Testing
         let scene = Scene()
         scene.faces = (0..<6).map { SyntheticFace(centre: Point(x: 120 + 200 * Float($0), y: 360), size: 80) }
         let tracker = tracker(scene) { $0.maximumFaces = 4 }
-        for frame in 0..<30 { step(tracker, frame) }
+        for frame in 0..<30 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1, 2, 3, 4])
     }
 
@@ -77,14 +106,14 @@ import Testing
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
         let tracker = tracker(scene) { $0.doubtfulFramesToDrop = 4 }
-        for frame in 0..<5 { step(tracker, frame) }
+        for frame in 0..<5 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1, 2])
         #expect(tracker.faces.map(\.confidence) == [1, 1])
         // The fit stays where it was (the fake fits it exactly): only the detector's check sees it.
         scene.notFaceLike = [1]
         var hiddenAt: Int?, droppedAt: Int?
         for frame in 5..<20 {
-            step(tracker, frame)
+            step(tracker, frame, scene)
             if hiddenAt == nil, visibleIDs(tracker) == [1] {
                 hiddenAt = frame
                 #expect(tracker.faces.map(\.confidence) == [1, 0])
@@ -100,16 +129,16 @@ import Testing
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         let tracker = tracker(scene) { $0.holdFrames = 4 }
-        for frame in 0..<5 { step(tracker, frame) }
+        for frame in 0..<5 { step(tracker, frame, scene) }
         #expect(tracker.visionErrors == 0 && tracker.lastVisionError == nil)
         scene.landmarkerFailure = SceneFailure("landmark fit failed: out of memory")
-        for frame in 5..<7 { step(tracker, frame) }
+        for frame in 5..<7 { step(tracker, frame, scene) }
         #expect(tracker.visionErrors >= 2, "one failed refit per frame at least")
         #expect(tracker.lastVisionError == "landmark fit failed: out of memory")
         #expect(tracker.faces.map(\.isHeld) == [true], "held like a face whose fit was lost")
         scene.landmarkerFailure = nil
         let failures = tracker.visionErrors
-        for frame in 7..<10 { step(tracker, frame) }
+        for frame in 7..<10 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1], "the same face once fits work again")
         #expect(tracker.visionErrors == failures)
     }
@@ -117,12 +146,16 @@ import Testing
     @Test func aFailedDetectionIsCountedAndMissesNoFace() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        scene.busyBackground = true
         let tracker = tracker(scene)
-        for frame in 0..<5 { step(tracker, frame) }
+        for frame in 0..<5 { step(tracker, frame, scene) }
+        let coarseBefore = scene.coarseScans, scansBefore = scene.coarseScans + scene.fineScans
         scene.detectorFailure = SceneFailure("face detection failed: bad image")
-        for frame in 5..<45 { step(tracker, frame) }
-        // Detections at frames 10, 20, 30 and 40 fail, and the face stays.
-        #expect(tracker.visionErrors == 4)
+        for frame in 5..<45 { step(tracker, frame, scene) }
+        // With the scene changing, coarse scans at frames 10, 20, 30 and 40 and the fine scans
+        // between them fail, each is counted, and the face stays.
+        #expect(scene.coarseScans - coarseBefore == 4)
+        #expect(tracker.visionErrors == scene.coarseScans + scene.fineScans - scansBefore)
         #expect(tracker.lastVisionError == "face detection failed: bad image")
         #expect(visibleIDs(tracker) == [1])
     }
@@ -133,7 +166,7 @@ import Testing
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = true
         let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: FailingPose())
-        for frame in 0..<5 { step(tracker, frame) }
+        for frame in 0..<5 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1])
         #expect(tracker.faces.first?.pose == nil)
         #expect(tracker.visionErrors == 5 && tracker.lastVisionError == "head pose failed: bad matrix")
@@ -157,7 +190,7 @@ import Testing
         tracker.onExpression = { events.append($0) }
         for frame in 0..<30 {
             scene.faces[0].mouthGap = (10..<20).contains(frame) ? 0.6 : 0
-            step(tracker, frame)
+            step(tracker, frame, scene)
         }
         #expect(events.map(\.expression) == ["mouthOpen", "mouthOpen"])
         #expect(events.map(\.started) == [true, false], "a start, then an end")

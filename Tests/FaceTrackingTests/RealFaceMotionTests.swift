@@ -52,21 +52,27 @@ import Testing
         #expect(mean < 0.05)
     }
 
-    @Test func aFaceLeavingThroughAnEdgeLeavesNothingBehindAndIsFoundAgainWhenBack() throws {
+    /// With `detectionHeldBack`, no detection after the first frame's ever finishes: the face coming
+    /// back is found by the search around where it left, on the frame thread, alone.
+    @Test(arguments: [false, true])
+    func aFaceLeavingThroughAnEdgeLeavesNothingBehindAndIsFoundAgainWhenBack(detectionHeldBack: Bool) throws {
         // Out through the right edge at 12 px/frame until wholly out, a third of a second outside,
         // and back. The face (eyes about 150 px apart, box about 220 px) is wholly inside while its
         // offset is under about 800 px.
         var offsets = Array(stride(from: 300, through: 1_140, by: 12))
         offsets += Array(repeating: 1_140, count: 10)
         offsets += Array(stride(from: 1_128, through: 300, by: -12))
-        let stage = try Stage(detector: try DlibFaceDetector())
+        let gated = try GatedDetector()
+        let stage = try Stage(detector: detectionHeldBack ? gated : try DlibFaceDetector())
+        // Before the stage goes, whose detection thread waits at the gate.
+        defer { gated.openForGood() }
         var wholeAgainAt: Int?, foundAgainAt: Int?, ids: Set<Int> = []
         // Paced as a live stream's frames come, 30 a second: unpaced, the delay in frames would
         // measure how fast the frame thread runs beside a detection thread taking as long as ever.
         let start = Date()
         for (frame, dx) in offsets.enumerated() {
             let wait = start.addingTimeInterval(Double(frame) / 30).timeIntervalSinceNow
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            if wait > 0 && !detectionHeldBack { Thread.sleep(forTimeInterval: wait) }
             let face = try stage.track(dx: dx, dy: 40, frame: frame)
             ids.formUnion(face.ids)
             // Whatever is shown sits on the face: never a fit left on the background by the edge.
