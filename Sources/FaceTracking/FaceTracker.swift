@@ -62,8 +62,9 @@ public final class FaceTracker {
     /// Detection runs often until this frame: a face left through an edge, or was lost in view (turned
     /// away until its fit no longer scored as a face), and may come back.
     private var watchEdgesUntil = Int.min / 2
-    /// Where faces were lost while the watch lasts, searched on the frame thread (`searchLostRegions`).
-    private var lostRegions: ContiguousArray<FitRegion> = []
+    /// Faces lost while the watch lasts and not found again, searched for on the frame thread
+    /// (`searchLostRegions`); the watch ends early once every one is back.
+    private var lostFaces: ContiguousArray<LostFace> = []
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
     private var sceneChange: SceneChange
@@ -79,7 +80,7 @@ public final class FaceTracker {
         worker = DetectionWorker(detector: detector, capacity: settings.maximumFaces * 2 + 4)
         faces.reserveCapacity(settings.maximumFaces)
         snapshot.reserveCapacity(settings.maximumFaces)
-        lostRegions.reserveCapacity(settings.maximumFaces)
+        lostFaces.reserveCapacity(settings.maximumFaces)
         sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
     }
 
@@ -113,9 +114,14 @@ public final class FaceTracker {
         refitFaces(grey, seconds: seconds, onlyStarted: false)
         guard canDetect else { return }
         if frameIndex < watchEdgesUntil {
-            if frameIndex % Self.lostSearchInterval == 0 { searchLostRegions(grey, seconds: seconds) }
+            lostFaces.removeAll { lost in faces.contains { lost.isFoundAgain(by: $0) } }
+            if lostFaces.isEmpty {
+                watchEdgesUntil = frameIndex
+            } else if frameIndex % Self.lostSearchInterval == 0 {
+                searchLostRegions(grey, seconds: seconds)
+            }
         } else {
-            lostRegions.removeAll(keepingCapacity: true)
+            lostFaces.removeAll(keepingCapacity: true)
         }
         if frameIndex % Self.sceneCheckInterval == 0 && (!coarseScanDue || !fineScanDue && fineScanUseful(grey)) {
             sceneChange.measure(grey)
@@ -154,8 +160,9 @@ public final class FaceTracker {
                 // The periodic detection alone would find a face turning back only up to 30 frames late.
                 if faces[index].atEdge || faces[index].isHeld {
                     watchEdgesUntil = frameIndex + Self.edgeWatchFrames
-                    if lostRegions.count == lostRegions.capacity { lostRegions.removeFirst() }
-                    lostRegions.append(FitRegion(box: faces[index].box, angle: faces[index].rawLandmarks.eyeLineAngle))
+                    if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
+                    lostFaces.append(LostFace(region: FitRegion(box: faces[index].box, angle: faces[index].rawLandmarks.eyeLineAngle),
+                                              firstLaterID: nextID))
                 }
                 faces.remove(at: index)
             }
@@ -169,17 +176,16 @@ public final class FaceTracker {
     /// `lostSearchInterval` frames while the watch lasts): a face coming back in where it left, or
     /// turning back, is found within a few frames of being whole again, whatever the detection
     /// thread's timing. It counts only where the detector's own threshold (a score of 0) takes it for
-    /// a face, as a detection would; a region a detection found a face in again is done with.
+    /// a face, as a detection would. Not where a followed face is: it would find that face.
     private func searchLostRegions(_ grey: Plane, seconds: Double) {
         var started = false
-        var index = lostRegions.count - 1
+        var index = lostFaces.count - 1
         while index >= 0 {
-            let region = lostRegions[index]
-            if faces.contains(where: { $0.box.overlap(with: region.box) > 0.2 }) {
-                lostRegions.remove(at: index)
-            } else if faces.count < settings.maximumFaces, let (raw, sighting) = fitSighted(grey, around: region, minimumScore: 0) {
+            let region = lostFaces[index].region
+            if !faces.contains(where: { $0.box.overlap(with: region.box) > LostFace.sameRegion }), faces.count < settings.maximumFaces,
+               let (raw, sighting) = fitSighted(grey, around: region, minimumScore: 0) {
                 startFace(raw, sighting)
-                lostRegions.remove(at: index)
+                lostFaces.remove(at: index)
                 started = true
             }
             index -= 1
@@ -204,11 +210,12 @@ public final class FaceTracker {
         return false
     }
 
-    /// Frames between detections while a face reaches past the frame's edge, or has just left or
-    /// been lost (a face coming back, or turning back, is found within ten frames of being whole, or
-    /// within the detector's yaw, again).
+    /// Frames between detections while a face reaches past the frame's edge (a face coming back in
+    /// is found within ten frames of being whole again).
     static let edgeDetectionInterval = 5
-    /// How long after a face left through an edge, or was lost, detection keeps running that often.
+    /// How long after a face left through an edge, or was lost, the watch for it lasts, unless it is
+    /// back sooner: the search where it was lost every few frames, and whole-frame detection every
+    /// third of a detection interval for a face that comes back elsewhere.
     static let edgeWatchFrames = 90
 
     private var detectionDue: Bool {
@@ -216,9 +223,8 @@ public final class FaceTracker {
         if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
         if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
         for face in faces where face.isHeld { return true }
-        // A face coming back in is found within a few frames of being whole again.
         let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
-        if frameIndex < watchEdgesUntil && since >= edgeInterval { return true }
+        if frameIndex < watchEdgesUntil && since >= max(edgeInterval, settings.detectionInterval / 3) { return true }
         for face in faces where face.atEdge && since >= edgeInterval { return true }
         return false
     }
@@ -514,5 +520,20 @@ public final class FaceTracker {
         guard size >= 8 else { return false }
         guard last <= 0 || (size > last * 0.7 && size < last * 1.4) else { return false }
         return confirmedSize <= 0 || (size > confirmedSize * 0.6 && size < confirmedSize * 1.6)
+    }
+}
+
+/// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
+struct LostFace {
+    var region: FitRegion
+    var firstLaterID: Int
+
+    /// The overlap with a lost face's box that makes a face the lost one, back.
+    static let sameRegion: Float = 0.2
+
+    /// A face started since the loss, where the lost one was; a face followed all along (one that
+    /// hid the lost one as they crossed) is not it.
+    func isFoundAgain(by face: TrackedFace) -> Bool {
+        face.id >= firstLaterID && face.box.overlap(with: region.box) > Self.sameRegion
     }
 }

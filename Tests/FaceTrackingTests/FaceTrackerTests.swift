@@ -92,6 +92,11 @@ import Testing
         scene.faces = [gone]
         for frame in 30..<45 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [2])
+        // Back where it was lost: the watch for it is over, and with it the whole-frame scans every
+        // few frames (nothing changed beside the face: the next one is due three intervals on).
+        let scansBack = scene.coarseScans
+        for frame in 45..<75 { step(tracker, frame, scene) }
+        #expect(scene.coarseScans - scansBack <= 1, "coarse scans after the face came back: \(scene.coarseScans - scansBack)")
     }
 
     @Test func noMoreThanTheConfiguredNumberOfFaces() {
