@@ -99,6 +99,7 @@ relay=""
 relay_ended=$SECONDS
 # Not signalled: an ffmpeg reading from RTMP has been seen to ignore SIGINT and SIGTERM here, while
 # -rw_timeout ends it every time.
+echo "== the relay is done; the recorder stops once the platform stream has been silent for its read timeout (about 20 s)"
 recorder_status=0
 wait "$recorder" || recorder_status=$?
 recorder=""
