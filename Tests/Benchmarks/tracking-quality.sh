@@ -12,7 +12,7 @@ facerelay=$root/.build/release/facerelay
 [ -x "$facerelay" ] || { echo "build first: swift build -c release" >&2; exit 1; }
 fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion
 runs=${RUNS:-5}
-sequences=${SEQUENCES:-still translate slide jumps crossing turn small720 small1080 leave_left leave_right leave_top leave_bottom yaw}
+sequences=${SEQUENCES:-still translate slide jumps crossing turn small720 small1080 facecam leave_left leave_right leave_top leave_bottom yaw}
 "$root/Tests/Fixtures/make-fixtures.sh" "$(dirname "$fixtures")" > /dev/null
 # shellcheck disable=SC2086
 "$root/Tests/Fixtures/face-motion.py" "$(dirname "$fixtures")/astronaut.png" "$fixtures" $sequences > /dev/null

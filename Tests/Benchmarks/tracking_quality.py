@@ -27,7 +27,7 @@ SKIP = 10  # frames to settle at the start (first detection, filters priming)
 MOVING = {"translate", "slide", "jumps", "crossing", "turn", "scale", "rotate", "four", "yaw",
           "leave_left", "leave_right", "leave_top", "leave_bottom"}
 STEADY = {"slide", "jumps", "crossing"}  # no frame lost, no id change
-SMALL = {"small720", "small1080"}
+SMALL = {"small720", "small1080", "facecam"}
 LEAVING = {"leave_left", "leave_right", "leave_top", "leave_bottom"}
 TURNING = {"yaw"}
 # Degrees of yaw within which the face must be followed and, turning back, found again: with
@@ -188,7 +188,7 @@ def main():
     print()
     print("| sequence | tracker | runs | error % | worst frame % | lost | id changes | stray | found / re-entry | jitter px | lag frames | CPU ms/frame | after frame 30 | targets |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    order = ["still", "translate", "slide", "jumps", "crossing", "turn", "small720", "small1080",
+    order = ["still", "translate", "slide", "jumps", "crossing", "turn", "small720", "small1080", "facecam",
              "leave_left", "leave_right", "leave_top", "leave_bottom", "yaw", "scale", "rotate", "four"]
     for name in order:
         for tracker in sorted({t for n, t in runs if n == name}, reverse=True):

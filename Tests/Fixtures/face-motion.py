@@ -19,6 +19,10 @@ the unturned tile, the cylinder ("head": axis and radius in tile pixels) and the
 and face ("yaw", degrees, positive turning the nose towards the frame's right), so the true place
 of any tile point, and whether it is on the visible side, is known on every frame (see
 turned_point).
+
+The "facecam" sequence puts the small face of "small720" on a scene that changes on every frame
+(light blocks scrolling by at 8 px per frame, as a game behind a streamer's face cam): what it
+measures is the detection a scene that keeps changing costs.
 """
 import json
 import math
@@ -92,6 +96,7 @@ def sequences():
         "crossing": (70, 3.0, crossing),
         "small720": (90, 3.0, [small((1280, 720))]),
         "small1080": (90, 3.0, [small((1920, 1080))], (1920, 1080)),
+        "facecam": (150, 3.0, [small((1280, 720))]),
         "turn": (192, 3.0, [turning]),
         "leave_left": (190, 3.0, [leaving((-1, 0), 840)]),
         "leave_right": (190, 3.0, [leaving((1, 0), 840)]),
@@ -100,6 +105,20 @@ def sequences():
         # Turned about the vertical axis, 0 -> 90 -> -90 -> 0 degrees at 60 degrees/s (render_turned).
         "yaw": (240, 3.0, [still]),
     }
+
+
+# Sequences whose scene scrolls by under the face: name -> pixels per frame.
+SCROLLING = {"facecam": 8}
+
+
+def scrolling_scene(width, height, rng):
+    """Light and dark blocks of random sizes on the grey gradient, twice the frame's width, to scroll."""
+    ramp = np.linspace(70, 150, 2 * width, dtype=np.float32)[None, :, None] * np.ones((height, 1, 3), np.float32)
+    for _ in range(120):
+        w, h = int(rng.integers(20, 160)), int(rng.integers(20, 160))
+        x, y = int(rng.integers(0, 2 * width - w)), int(rng.integers(0, height - h))
+        ramp[y:y + h, x:x + w] = float(rng.integers(20, 235))
+    return ramp.astype(np.uint8)
 
 
 # Sequences whose single face is turned about the vertical axis: name -> degrees at t seconds.
@@ -218,6 +237,7 @@ def main():
         if os.path.exists(target) and os.path.exists(os.path.join(out, name + ".truth.json")):
             continue
         rng = np.random.default_rng(7)
+        scene = scrolling_scene(width, height, np.random.default_rng(11)) if name in SCROLLING else None
         encoder = subprocess.Popen(
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
              "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", "-crf", "16", "-g", "60",
@@ -231,6 +251,9 @@ def main():
                 encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], rng, sigma).tobytes())
                 yaws.append(yaw)
             else:
+                if scene is not None:
+                    offset = (SCROLLING[name] * index) % width
+                    background = Image.fromarray(scene[:, offset:offset + width], "RGB").convert("RGBA")
                 encoder.stdin.write(render(tile, background, matrices, rng, sigma).tobytes())
             truth.append(matrices)
         encoder.stdin.close()
