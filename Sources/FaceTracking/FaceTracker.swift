@@ -181,9 +181,9 @@ public final class FaceTracker {
         var started = false
         var index = lostFaces.count - 1
         while index >= 0 {
-            let region = lostFaces[index].region
-            if !faces.contains(where: { $0.box.overlap(with: region.box) > LostFace.sameRegion }), faces.count < settings.maximumFaces,
-               let (raw, sighting) = fitSighted(grey, around: region, minimumScore: 0) {
+            let lost = lostFaces[index]
+            if !faces.contains(where: { lost.isCovered(by: $0) }), faces.count < settings.maximumFaces,
+               let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0) {
                 startFace(raw, sighting)
                 lostFaces.remove(at: index)
                 started = true
@@ -528,12 +528,10 @@ struct LostFace {
     var region: FitRegion
     var firstLaterID: Int
 
-    /// The overlap with a lost face's box that makes a face the lost one, back.
-    static let sameRegion: Float = 0.2
+    /// Whether `face` is where the lost one was (its box overlaps by a fifth).
+    func isCovered(by face: TrackedFace) -> Bool { face.box.overlap(with: region.box) > 0.2 }
 
     /// A face started since the loss, where the lost one was; a face followed all along (one that
     /// hid the lost one as they crossed) is not it.
-    func isFoundAgain(by face: TrackedFace) -> Bool {
-        face.id >= firstLaterID && face.box.overlap(with: region.box) > Self.sameRegion
-    }
+    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && isCovered(by: face) }
 }
