@@ -6,6 +6,12 @@ import Glibc
 /// Runs face detection on its own thread so that no frame waits for it. The frame thread writes a
 /// downscaled grey image into `image` while the worker is idle, submits it, and picks the boxes up
 /// on a later frame. One job at a time; the image buffer grows to the largest job's and stays.
+///
+/// `@unchecked Sendable` because its thread is started with a raw pointer to it, and it shares the
+/// detector, `image` and `boxes`, none of them Sendable, between two threads. They take turns, handed
+/// over under `mutex`: the frame thread touches them only while `phase` is `.idle` (or `.done`, to
+/// read the boxes in `takeResult`, which sets `.idle`), and the worker only from `submit` (which sets
+/// `.working`) until it sets `.done`. `detectNow` runs on the frame thread and only while idle.
 final class DetectionWorker: @unchecked Sendable {
     enum Phase { case idle, working, done }
     /// A job's boxes, or what the detector threw.

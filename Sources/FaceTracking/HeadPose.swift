@@ -54,8 +54,9 @@ public struct FaceSighting: Sendable {
     }
 }
 
-/// Finds faces; used on the tracker's detection thread only.
-public protocol FaceDetector: AnyObject, Sendable {
+/// Finds faces. Not Sendable: a tracker's `DetectionWorker` hands its detector between the frame thread
+/// (which downscales into the worker's image) and the detection thread (which detects), one at a time.
+public protocol FaceDetector: AnyObject {
     /// Writes up to `into.count` boxes, most confident first, and returns how many. `pyramidLevels`
     /// > 0 looks only at that many scales, from the image's own down by 5/6 each; 0 at every scale.
     func detect(_ grey: FrameKit.Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int

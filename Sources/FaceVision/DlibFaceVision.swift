@@ -98,7 +98,7 @@ extension fv_box {
 }
 
 /// dlib's HOG frontal face detector, with OpenCV's area resize for the downscaled copy.
-public final class DlibFaceDetector: FaceDetector, @unchecked Sendable {
+public final class DlibFaceDetector: FaceDetector {
     private let handle: OpaquePointer
     private let minimumScore: Double
 

@@ -53,7 +53,7 @@ public struct SceneFailure: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-public final class SceneDetector: FaceDetector, @unchecked Sendable {
+public final class SceneDetector: FaceDetector {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
