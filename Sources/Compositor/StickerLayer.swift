@@ -8,6 +8,10 @@ import FrameKit
 /// Texels are stored with their channels spread over the lanes of one 64-bit word, so that a
 /// bilinear tap weighs every channel with one multiplication (SIMD within a register): luma as
 /// Y·a in bits 0-31 and a in bits 32-63, chroma as U·a, V·a and a at bits 0, 21 and 42.
+///
+/// `@unchecked Sendable` because of its two texel buffers, which the compiler cannot prove: every
+/// property is a `let`, the buffers are written only by `init` and freed only by `deinit`, and every
+/// other use (blending, on any stream's thread) reads them.
 public final class StickerLayer: @unchecked Sendable {
     public let width: Int
     public let height: Int

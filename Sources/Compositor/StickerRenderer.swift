@@ -3,7 +3,7 @@ import StickerKit
 
 /// A loaded sticker ready to draw: every frame of every item converted to a `StickerLayer` once,
 /// then blended wherever a scene places it.
-public final class StickerRenderer: @unchecked Sendable {
+public final class StickerRenderer: Sendable {
     public let package: StickerPackage
     /// layers[item][frame]
     private let layers: [[StickerLayer]]

@@ -1,4 +1,9 @@
 /// One plane of a planar image: `height` rows of `width` bytes, `stride` bytes apart.
+///
+/// `@unchecked Sendable` because it is a bare pointer and its geometry, immutable: sending one shares
+/// no Swift state, only the address. Who writes the bytes, and when, is up to their owner: a frame's
+/// planes belong to the one stage call they were mapped for, a tracker's detection image is handed
+/// between its threads by `DetectionWorker`.
 public struct Plane: @unchecked Sendable {
     public let base: UnsafeMutablePointer<UInt8>
     public let stride: Int
@@ -31,7 +36,7 @@ public enum PixelFormat: String, Sendable {
 
 /// A view of one decoded video frame in memory someone else owns (a GStreamer buffer mapped for the
 /// duration of one stage call). It never copies or allocates; it must not outlive that call.
-public struct VideoFrame: @unchecked Sendable {
+public struct VideoFrame: Sendable {
     public let format: PixelFormat
     public let luma: Plane
     /// U for I420, interleaved UV for NV12 (its `width` counts bytes, two per chroma sample).

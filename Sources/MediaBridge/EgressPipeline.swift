@@ -1,9 +1,15 @@
 import CGStreamer
+import Synchronization
 
 /// The output side: appsrcs fed by the relay, the encoder, the muxer and the sink.
 ///
 /// Built once the first decoded frame tells the size and rate. Frames the stage draws on are
 /// copied into buffers from a fixed-size pool, so the steady state allocates nothing per frame.
+///
+/// `@unchecked Sendable` because of its C pointers, all `let`: the pipeline, its appsrcs and the
+/// buffer pool are GStreamer objects, whose calls used here (state changes, pushes, caps, pool
+/// acquire) are thread-safe; `videoInfo` is written only by `init`. The one mutable value,
+/// `startedAt`, is in a Mutex.
 final class EgressPipeline: @unchecked Sendable {
     let pipeline: UnsafeMutablePointer<GstElement>
     private let videoSource: UnsafeMutablePointer<GstElement>
@@ -16,7 +22,7 @@ final class EgressPipeline: @unchecked Sendable {
     /// ahead of the encoder waits for a buffer to come back.
     static let poolBuffers: guint = 12
 
-    private var startedAt = ContinuousClock.now
+    private let startedAt = Mutex(ContinuousClock.now)
 
     init(description: String, files: [String], videoCaps: UnsafeMutablePointer<GstCaps>, withAudio: Bool, threadTag: ThreadTag) throws(MediaError) {
         videoInfo = .allocate(capacity: 1)
@@ -72,7 +78,7 @@ final class EgressPipeline: @unchecked Sendable {
     var hasAudio: Bool { audioSource != nil }
 
     func start() throws(MediaError) {
-        startedAt = .now
+        startedAt.withLock { $0 = .now }
         if fr_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
             throw MediaError(.output, "the output pipeline failed to start")
         }
@@ -100,7 +106,7 @@ final class EgressPipeline: @unchecked Sendable {
     }
 
     /// Running for at least this long: an output that has stayed up after a reconnect.
-    func isHealthyFor(seconds: Int) -> Bool { ContinuousClock.now - startedAt > .seconds(seconds) }
+    func isHealthyFor(seconds: Int) -> Bool { ContinuousClock.now - startedAt.withLock { $0 } > .seconds(seconds) }
 
     func endVideo() { _ = fr_appsrc_end_of_stream(videoSource) }
     func endAudio() { if let audioSource { _ = fr_appsrc_end_of_stream(audioSource) } }

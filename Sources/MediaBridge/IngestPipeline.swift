@@ -7,6 +7,11 @@ import Synchronization
 /// decodebin exposes one pad per stream once it knows the stream: raw video goes to the
 /// `video_out` appsink, AAC as it is and any other audio encoded to AAC to the `audio_out` appsink,
 /// anything else (a second video, subtitles, data) to a fakesink so it cannot stall the others.
+///
+/// `@unchecked Sendable` because of its C pointers, both `let`: the pipeline, a GStreamer object whose
+/// calls are thread-safe, and `framesArrived`, a counter that a pad probe increments and readers
+/// read with GLib's atomics. Everything else it changes after `init` is in a `Locked`, a Mutex or an
+/// Atomic: decodebin links its pads on streaming threads while the relay's threads read.
 final class IngestPipeline: @unchecked Sendable {
     let pipeline: UnsafeMutablePointer<GstElement>
     private let videoBranch: String
@@ -42,7 +47,7 @@ final class IngestPipeline: @unchecked Sendable {
     }
     private let branches = Locked(Branches())
     /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
-    private var srtWatch: Int?
+    private let srtWatch: Int?
     private let srtRefusals = Locked<SRTRefusal?>(nil)
     /// Set once the output was opened without audio: audio that appears later has nowhere to go.
     private let audioRefused = Atomic<Bool>(false)
@@ -79,6 +84,8 @@ final class IngestPipeline: @unchecked Sendable {
                 logger.warning("\(refusal); still listening on \(inputName)", metadata: ["input": "\(inputName)"])
             }
             fr_unref(source)
+        } else {
+            srtWatch = nil
         }
         framesArrived = .allocate(capacity: 1)
         framesArrived.initialize(to: 0)

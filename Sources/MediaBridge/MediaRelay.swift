@@ -15,6 +15,11 @@ import Synchronization
 /// With an input grace period, a live input that ends is listened to again with a new ingest
 /// pipeline (a new generation) while the egress waits; the returning publisher's frames continue
 /// the same output on the same timeline, shifted to follow on from where the last input stopped.
+///
+/// `@unchecked Sendable` because of three members the compiler cannot prove: `stage`, not Sendable,
+/// used on the frame thread but for `trackingFigures`, which `FrameStage` makes readable from any
+/// thread; and `videoTimestamps` and `outputStartedAt`, used on the frame thread only. What the
+/// supervisor, the audio thread and callers share is in `shared` (a `Locked`), a Mutex or an Atomic.
 public final class MediaRelay: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         /// Decoded frames that reached the relay.
@@ -76,7 +81,7 @@ public final class MediaRelay: @unchecked Sendable {
     private let settings: RelaySettings
     private let library: PipelineLibrary
     private let logger: Logger
-    /// Used on the frame thread only.
+    /// Used on the frame thread only, but for `trackingFigures`.
     private let stage: FrameStage
     private let egressFiles: [String]
 

@@ -2,20 +2,24 @@ import Glibc
 
 /// A dedicated thread for a loop that blocks in GStreamer calls (and so must not sit on a
 /// Swift-concurrency or Dispatch worker). Joined with `join()`.
-public final class LoopThread: @unchecked Sendable {
-    private var thread = pthread_t()
-    private let body: () -> Void
+public final class LoopThread: Sendable {
+    private let thread: pthread_t
+
+    /// What the new thread runs, passed to it as its start argument.
+    private final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
 
     /// A `detached` thread frees itself when `body` returns and cannot be joined.
     public init(detached: Bool = false, _ body: @escaping @Sendable () -> Void) {
-        self.body = body
-        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
         pthread_create(&thread, nil, { context in
-            let loop = Unmanaged<LoopThread>.fromOpaque(context!).takeRetainedValue()
-            loop.body()
+            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
             return nil
-        }, context)
+        }, Unmanaged.passRetained(Body(body)).toOpaque())
         if detached { pthread_detach(thread) }
+        self.thread = thread
     }
 
     public func join() { pthread_join(thread, nil) }
