@@ -48,15 +48,15 @@ work=$(mktemp -d)
 chmod 777 "$work"
 port=$(( 20000 + RANDOM % 20000 ))
 nginx_pid=$(bounded 60 "$root/deploy/rtmp-server.sh" "$work/nginx" "$port")
-relay="" recorder=""
+relay=""
 cleanup() {
-  for pid in $relay $recorder; do kill "$pid" 2>/dev/null || true; done
+  [ -z "$relay" ] || kill "$relay" 2>/dev/null || true
   "$root/deploy/rtmp-server.sh" stop "$nginx_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT
 ingest=rtmp://127.0.0.1:$port/live/broadcaster
-platform=rtmp://127.0.0.1:$port/live/platform
+platform=rtmp://127.0.0.1:$port/record/platform
 log=$work/nginx/error.log
 echo "== nginx-rtmp on 127.0.0.1:$port; relaying $ingest -> $platform (sticker: $sticker)"
 
@@ -70,23 +70,9 @@ timeout --kill-after=10 $(( whole + 60 )) "$facerelay" run --input "$ingest" --o
   --sticker "$sticker" --stats-interval 4 --stats-json "$out/stats.json" &
 relay=$!
 # nginx-rtmp gives a player that joins a running stream only what follows the next keyframe, so the
-# broadcast starts only once the relay and the recorder are both playing, waiting for it.
+# broadcast starts only once the relay is playing, waiting for it.
 if ! await_line 30 "$log" "play: name='broadcaster'"; then
   echo "facerelay did not start pulling $ingest within 30 s; nginx-rtmp's log:" >&2
-  cat "$log" >&2
-  exit 1
-fi
-# The recorder takes everything the relay sends and stops by itself when reads time out (-rw_timeout,
-# 10 s in microseconds; ffmpeg ends about 20 s after the relay leaves): the platform key stays open
-# after that, so without it the recorder would wait for ever. The same limit covers the wait for the
-# relay's first frames, a few seconds after the broadcast starts.
-# Its messages go to a log shown only when something went wrong: the read that times out at the end
-# is reported as an input/output error.
-timeout --kill-after=10 $(( whole + 90 )) ffmpeg -nostdin -v error -rw_timeout 10000000 -i "$platform" -c copy -y "$out/relayed.flv" \
-  2> "$work/recorder.log" &
-recorder=$!
-if ! await_line 30 "$log" "play: name='platform'"; then
-  echo "the recorder did not start playing $platform within 30 s; nginx-rtmp's log:" >&2
   cat "$log" >&2
   exit 1
 fi
@@ -97,21 +83,20 @@ relay_status=0
 wait "$relay" || relay_status=$?
 relay=""
 relay_ended=$SECONDS
-# Not signalled: an ffmpeg reading from RTMP has been seen to ignore SIGINT and SIGTERM here, while
-# -rw_timeout ends it every time.
-echo "== the relay is done; the recorder stops once the platform stream has been silent for its read timeout (about 20 s)"
-recorder_status=0
-wait "$recorder" || recorder_status=$?
-recorder=""
-echo "== broadcast took $(( broadcast_ended - broadcast_started )) s; the relay ended $(( relay_ended - broadcast_ended )) s after it, the recorder $(( SECONDS - relay_ended )) s after the relay"
+# The platform's nginx-rtmp records what the relay publishes as it arrives: the recording is whole
+# once the relay's connection has closed.
+platform_connection=$(grep -o "\*[0-9]* publish: name='platform'" "$log" | head -n 1 | cut -d' ' -f1 || true)
+if [ -n "$platform_connection" ] && await_line 30 "$log" "$platform_connection disconnect"; then
+  cp "$work/nginx/recorded/platform.flv" "$out/relayed.flv"
+fi
+echo "== broadcast took $(( broadcast_ended - broadcast_started )) s; the relay ended $(( relay_ended - broadcast_ended )) s after it"
 if [ "$relay_status" -ne 0 ]; then
   echo "facerelay ended with status $relay_status (124: stopped after $(( whole + 60 )) s)" >&2
   exit 1
 fi
-# ffmpeg ends with status 1 for the read that timed out: the recording is judged by its content.
-if [ "$recorder_status" -eq 124 ] || [ "$recorder_status" -eq 137 ] || [ ! -s "$out/relayed.flv" ]; then
-  echo "the recorder was stopped after $(( whole + 90 )) s or recorded nothing (status $recorder_status):" >&2
-  cat "$work/recorder.log" >&2
+if [ ! -s "$out/relayed.flv" ]; then
+  echo "the platform recorded nothing of the relay's stream; nginx-rtmp's log:" >&2
+  cat "$log" >&2
   exit 1
 fi
 bounded 60 ffmpeg -nostdin -v error -y -ss 3 -i "$input" -frames:v 1 "$out/before.png"

@@ -2,7 +2,9 @@
 # Starts a private nginx-rtmp on 127.0.0.1 for demos and benchmarks, in the background.
 #   rtmp-server.sh DIR PORT    -> prints the nginx pid
 #   rtmp-server.sh stop PID    -> stops it, for sure
-# Applications: rtmp://127.0.0.1:PORT/live/<key>. Runs as the calling user (no privileges needed).
+# Applications: rtmp://127.0.0.1:PORT/live/<key>, and rtmp://127.0.0.1:PORT/record/<key>, which also
+# writes every frame published to it to DIR/recorded/<key>.flv as it arrives (whole once the
+# publisher has disconnected). Runs as the calling user (no privileges needed).
 set -euo pipefail
 # A stop by signal alone is not enough: an nginx started from a thread that blocks signals (a test
 # runner's) inherits the mask and ignores SIGQUIT and SIGTERM, and a graceful stop can wait on a
@@ -16,7 +18,7 @@ if [ "${1:-}" = stop ]; then
 fi
 dir=${1:?usage: rtmp-server.sh DIR PORT}
 port=${2:?usage: rtmp-server.sh DIR PORT}
-mkdir -p "$dir"
+mkdir -p "$dir/recorded"
 cat > "$dir/nginx.conf" <<CONF
 load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
 daemon off;
@@ -29,6 +31,7 @@ rtmp {
         listen 127.0.0.1:$port;
         chunk_size 4096;
         application live { live on; record off; }
+        application record { live on; record all; record_path $dir/recorded; record_unique off; }
     }
 }
 CONF

@@ -12,11 +12,7 @@ import Testing
         let serve = try ServeProcess("defaults:\n  sticker: sunglasses\n  input_timeout_s: 0\n", name: "serve-dashboard")
         let input = try Fixtures.path("face_720p_close.mp4")
         for name in ["alice", "bob"] {
-            _ = try serve.result(["start", platform.url("in-\(name)"), platform.url("out-\(name)"), "--stream", name])
-        }
-        let recorders = try ["alice", "bob"].map { name in
-            try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "15000000", "-i", platform.url("out-\(name)"),
-                                                 "-c", "copy", "-y", "\(serve.directory)/\(name).flv"], logDirectory: serve.directory, name: "record-\(name)")
+            _ = try serve.result(["start", platform.url("in-\(name)"), platform.recordedURL("out-\(name)"), "--stream", name])
         }
         let publishers = try ["alice", "bob"].map { name in
             try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "18", "-c", "copy", "-f", "flv", platform.url("in-\(name)")],
@@ -64,7 +60,6 @@ import Testing
 
         for publisher in publishers { #expect(publisher.wait(seconds: 40) == 0, "publisher: \(publisher.stderr)") }
         for name in ["alice", "bob"] { _ = try? serve.ctl(["stop", name]) }
-        for recorder in recorders { recorder.wait(seconds: 40) }
 
         // Alice: glasses, then none from the click on; bob: glasses throughout.
         let original = try MediaReport(input)
@@ -76,7 +71,7 @@ import Testing
                 return ServeTests.changedPixels(frame.pixels, source)
             }
         }
-        let alice = try changes("\(serve.directory)/alice.flv"), bob = try changes("\(serve.directory)/bob.flv")
+        let alice = try changes(try platform.recording("out-alice")), bob = try changes(try platform.recording("out-bob"))
         try #require(alice.count > 100 && bob.count > 100, "recorded \(alice.count) and \(bob.count) frames")
         let firstGlasses = try #require(alice.firstIndex { $0 > 150 }, "no glasses on alice: \(alice)")
         let lastGlasses = try #require(alice.lastIndex { $0 > 150 })

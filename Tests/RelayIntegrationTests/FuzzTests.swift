@@ -6,7 +6,7 @@ import Testing
 /// mutations of it. Any crash, sanitizer report or broken promise fails the test, with the input
 /// left in .build/fuzz-artifacts/. The long run is `Tests/Fuzz/fuzz.sh 600`.
 @Suite(.serialized) struct FuzzTests {
-    static let secondsPerTarget = 15
+    static let secondsPerTarget = 5
 
     @Test func noFuzzTargetCrashesInAShortRun() throws {
         let script = Package.root.appendingPathComponent("Tests/Fuzz/fuzz.sh").path

@@ -175,14 +175,10 @@ import Testing
               applications:
                 live:
                   keys:
-                    alice: { upstream: "\(platform.url("alice-out"))", sticker: none }
+                    alice: { upstream: "\(platform.recordedURL("alice-out"))", sticker: none }
             """, httpPort: httpPort, name: "serve-grace")
         let subscriber = try serve.subscribe(["stream"])
         let input = try Fixtures.path("face_720p.flv")
-        let recording = serve.directory + "/alice.flv"
-        let recorder = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "8000000", "-i", platform.url("alice-out"),
-                                                            "-c", "copy", "-y", recording], logDirectory: serve.directory, name: "recorder")
-        Thread.sleep(forTimeInterval: 0.5)
         let first = try Self.publish(input, to: ingest.url("alice"), Self.firstPublish, in: serve.directory, name: "first")
         #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
         let away = try serve.waitForStreams(seconds: 10) { $0["alice"]?["state"] as? String == "awaiting_input" }
@@ -191,7 +187,6 @@ import Testing
         #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
         let freed = try serve.waitForStreams(seconds: 20) { $0.isEmpty }
         #expect(freed, "streams left: \(String(describing: try? serve.streams()))")
-        recorder.wait(seconds: 20)
         #expect(serve.log.contains("publisher back; continuing its stream"), "\(serve.log.suffix(3000))")
 
         let events = subscriber.events().filter { $0["stream"] as? String == "alice" }.compactMap { $0["state"] as? String }
@@ -199,6 +194,6 @@ import Testing
         let platformLog = try String(contentsOfFile: platform.directory + "/error.log", encoding: .utf8)
         let publishes = platformLog.components(separatedBy: "publish: name='alice-out'").count - 1
         #expect(publishes == 1, "the platform saw \(publishes) publishes of alice's stream")
-        try Self.expectBothPublishesInOneOutput(try MediaReport(recording), pause: 0.5...6)
+        try Self.expectBothPublishesInOneOutput(try MediaReport(try platform.recording("alice-out")), pause: 0.5...6)
     }
 }

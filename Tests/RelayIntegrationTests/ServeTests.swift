@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `facerelay serve` with real parts: nginx-rtmp with the shipped configuration as the ingest, a
-/// second nginx-rtmp as the platform, ffmpeg broadcasters and recorders, and `facerelay ctl`.
+/// second nginx-rtmp as the platform (recording what reaches it), ffmpeg broadcasters, and
+/// `facerelay ctl`.
 @Suite(.serialized) struct ServeTests {
     /// Pixels (of the 320x180 grey picture) that differ by more than 40 levels: a sticker changes
     /// hundreds, encoding alone next to none.
@@ -25,16 +26,11 @@ import Testing
               applications:
                 live:
                   keys:
-                    alice: { upstream: "\(platform.url("alice-secret"))", sticker: sunglasses }
-                    bob: { upstream: "\(platform.url("bob-secret"))", sticker: cat }
+                    alice: { upstream: "\(platform.recordedURL("alice-secret"))", sticker: sunglasses }
+                    bob: { upstream: "\(platform.recordedURL("bob-secret"))", sticker: cat }
             """, httpPort: httpPort, name: "serve-two")
         let subscriber = try serve.subscribe()
         let input = try Fixtures.path("face_720p_close.mp4")
-        let recorders = try ["alice", "bob"].map { name in
-            try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "8000000", "-i", platform.url("\(name)-secret"),
-                                                 "-c", "copy", "-y", "\(serve.directory)/\(name).flv"], logDirectory: serve.directory, name: "record-\(name)")
-        }
-        Thread.sleep(forTimeInterval: 0.5)
         let publishers = try ["alice", "bob", "mallory"].map { name in
             try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "9", "-c", "copy", "-f", "flv", ingest.url(name)],
                              logDirectory: serve.directory, name: "publish-\(name)")
@@ -47,7 +43,7 @@ import Testing
         let listed = try serve.streams()
         #expect(listed["mallory"] == nil)
         #expect(listed["alice"]?["sticker"] as? String == "sunglasses" && listed["bob"]?["sticker"] as? String == "cat")
-        #expect(listed["alice"]?["output"] as? String == platform.url("****"), "the platform key is masked")
+        #expect(listed["alice"]?["output"] as? String == platform.recordedURL("****"), "the platform key is masked")
         Thread.sleep(forTimeInterval: 4)
         let switched = try serve.result(["set-sticker", "alice", "none"])
         #expect(switched["sticker"] as? String == "none")
@@ -57,7 +53,6 @@ import Testing
         // The end of each publish ends its stream and frees it.
         let freed = try serve.waitForStreams(seconds: 20) { $0.isEmpty }
         #expect(freed, "streams left: \(String(describing: try? serve.streams()))")
-        for recorder in recorders { recorder.wait(seconds: 30) }
         #expect(!serve.log.contains("secret"), "a platform key reached the log")
 
         let original = try MediaReport(input)
@@ -69,7 +64,7 @@ import Testing
                 return (index, Self.changedPixels(frame.pixels, source))
             }
         }
-        let alice = try MediaReport("\(serve.directory)/alice.flv"), bob = try MediaReport("\(serve.directory)/bob.flv")
+        let alice = try MediaReport(try platform.recording("alice-secret")), bob = try MediaReport(try platform.recording("bob-secret"))
         let aliceFrames = stickered(alice), bobFrames = stickered(bob)
         try #require(aliceFrames.count > 60 && bobFrames.count > 60, "recorded \(aliceFrames.count) and \(bobFrames.count) frames")
         // Alice: glasses from when her face is found, then none from the switch on, with no frame

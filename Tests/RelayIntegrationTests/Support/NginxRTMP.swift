@@ -8,13 +8,14 @@ final class NginxRTMP {
 
     /// A server on `port` (a free one when nil): a stopped server can be brought back on its port.
     convenience init(port fixedPort: Int? = nil) throws {
-        try self.init(port: fixedPort) { port in
+        try self.init(port: fixedPort) { directory, port in
             """
             rtmp {
                 server {
                     listen 127.0.0.1:\(port);
                     chunk_size 4096;
                     application live { live on; record off; }
+                    application record { live on; record all; record_path \(Self.recordings(in: directory)); record_unique off; }
                 }
             }
             """
@@ -25,7 +26,7 @@ final class NginxRTMP {
     /// moved to a free one and to `facerelayHTTP`, and its files kept in its own folder.
     static func facerelayIngest(facerelayHTTP: Int) throws -> NginxRTMP {
         let shipped = try String(contentsOfFile: Package.root.appendingPathComponent("deploy/nginx-facerelay.conf").path, encoding: .utf8)
-        return try NginxRTMP(port: nil) { port in
+        return try NginxRTMP(port: nil) { _, port in
             shipped.split(separator: "\n", omittingEmptySubsequences: false)
                 .filter { !$0.hasPrefix("load_module") && !$0.hasPrefix("worker_processes") && !$0.hasPrefix("events") }
                 .joined(separator: "\n")
@@ -34,8 +35,9 @@ final class NginxRTMP {
         }
     }
 
-    private init(port fixedPort: Int?, rtmpBlock: (Int) -> String) throws {
+    private init(port fixedPort: Int?, rtmpBlock: (String, Int) -> String) throws {
         directory = try Package.temporaryDirectory("nginx")
+        try FileManager.default.createDirectory(atPath: Self.recordings(in: directory), withIntermediateDirectories: true)
         port = fixedPort ?? freePort()
         let config = """
         load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -44,7 +46,7 @@ final class NginxRTMP {
         pid \(directory)/nginx.pid;
         error_log \(directory)/error.log info;
         events { worker_connections 256; }
-        \(rtmpBlock(port))
+        \(rtmpBlock(directory, port))
         """
         try config.write(toFile: "\(directory)/nginx.conf", atomically: true, encoding: .utf8)
         child = try ChildProcess("/usr/sbin/nginx", ["-p", directory, "-c", "\(directory)/nginx.conf", "-e", "\(directory)/error.log"],
@@ -60,6 +62,31 @@ final class NginxRTMP {
     }
 
     func url(_ key: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(key)" }
+
+    /// A key whose every frame nginx-rtmp writes to a file as it arrives, from the publish on: a
+    /// recording is whole once its publisher has gone, with no player to wait out a read timeout.
+    func recordedURL(_ key: String) -> String { "rtmp://127.0.0.1:\(port)/record/\(key)" }
+
+    private static func recordings(in directory: String) -> String { directory + "/recorded" }
+
+    /// The file recorded from `recordedURL(key)`, once the connection that published it has closed
+    /// (nginx writes each frame as it comes, so everything sent is in it by then).
+    func recording(_ key: String, seconds: Double = 30) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        let log = directory + "/error.log"
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            // Each line names its connection ("*12 publish: name='key'"): the publisher's must have disconnected.
+            if let publish = text.range(of: " publish: name='\(key)'") {
+                let connection = text[..<publish.lowerBound].split(separator: " ").last.map(String.init) ?? ""
+                if connection.hasPrefix("*"), text[publish.upperBound...].contains("\(connection) disconnect") {
+                    return Self.recordings(in: directory) + "/\(key).flv"
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw CommandError(description: "nginx-rtmp's recording of '\(key)' was not closed within \(Int(seconds)) s: \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")")
+    }
 
     static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
