@@ -68,8 +68,15 @@ struct fv_pyramid_scan {
     std::vector<dlib::rect_detection> candidates;
 };
 
+// dlib ships its frontal detector compressed and decompresses it on every call, about 0.4 s of
+// CPU: a process (and every stream that starts in `serve`) copies one decompressed the first time.
+static const dlib::frontal_face_detector &frontalFaceDetector() {
+    static const dlib::frontal_face_detector decompressed = dlib::get_frontal_face_detector();
+    return decompressed;
+}
+
 struct fv_detector {
-    dlib::frontal_face_detector detector = dlib::get_frontal_face_detector();
+    dlib::frontal_face_detector detector = frontalFaceDetector();
     std::vector<dlib::rect_detection> found;
     // One for the whole pyramid (the coarse scan) and one for a few levels (the fine scan): the
     // two scan images of different sizes in turn.
