@@ -114,14 +114,19 @@ template <typename T> struct HugePageAllocator {
 };
 
 // One cascade level of the shape predictor, laid out for speed: every tree's splits in one array
-// and every leaf's shape update in 16-bit fixed-point values, each leaf with its own scale. dlib keeps each leaf as its own heap vector of floats, 65 MB in all and scattered; a fit
-// reads one leaf per tree, 7,500 in all, so the fit is bound by memory traffic. Compact, it reads
-// half as much, contiguously, and the rounding (1/65,534 of each leaf's largest value) is far below
-// the fit's own noise. The model is read tree by tree, so dlib's form never exists whole in memory.
+// and every leaf's shape update in 8-bit fixed-point values, each leaf with its own scale. dlib keeps
+// each leaf as its own heap vector of floats, 65 MB in all and scattered; a fit reads one leaf per
+// tree, 7,500 in all, so the fit is bound by memory traffic. Compact, it reads a quarter as much,
+// contiguously. The rounding (1/254 of each leaf's largest value) is far below the fit's own noise:
+// a leaf is one of 500 small steps that each level sums, and roundings of independent leaves cancel
+// rather than add up. The model is read tree by tree, so dlib's form never exists whole in memory.
+using LeafValue = int8_t;
+constexpr float kLeafSteps = 127;
+
 struct fv_level {
     struct split { uint32_t a, b; float threshold; };
     std::vector<split> splits;     // trees x splitsPerTree
-    const int16_t *leaves = nullptr;  // trees x (splitsPerTree + 1) x values, in the model's leafValues
+    const LeafValue *leaves = nullptr;  // trees x (splitsPerTree + 1) x values, in the model's leafValues
     std::vector<float> scales;     // trees x (splitsPerTree + 1)
     size_t trees = 0, splitsPerTree = 0;
 };
@@ -135,7 +140,7 @@ struct fv_landmark_model {
     dlib::matrix<float, 0, 1> initialShape;
     std::vector<fv_level> levels;
     // The leaves of every level in one allocation, so that huge pages are not half empty.
-    std::vector<int16_t, HugePageAllocator<int16_t>> leafValues;
+    std::vector<LeafValue, HugePageAllocator<LeafValue>> leafValues;
     std::vector<std::vector<unsigned long>> anchors;
     std::vector<std::vector<dlib::vector<float, 2>>> deltas;
     size_t mostFeatures = 0;  // of any level: what a fitter's feature buffer must hold
@@ -490,15 +495,15 @@ void poseAngles(fv_pose *pose) {
 // Reads the cascade of a serialised dlib::shape_predictor (a vector of forests, each a vector of
 // regression trees) one tree at a time into fv_level's compact form, with every level's leaves in
 // `leafValues`. Every tree of a level must be complete and of one depth, as dlib trains them.
-std::vector<fv_level> readCascade(std::istream &in, long values, std::vector<int16_t, HugePageAllocator<int16_t>> &leafValues) {
+std::vector<fv_level> readCascade(std::istream &in, long values, std::vector<LeafValue, HugePageAllocator<LeafValue>> &leafValues) {
     unsigned long levelCount = 0;
     dlib::deserialize(levelCount, in);
     if (levelCount > 1000) throw dlib::serialization_error("implausible cascade length");
     std::vector<fv_level> levels(levelCount);
-    std::vector<std::vector<int16_t>> leavesOfLevel(levelCount);
+    std::vector<std::vector<LeafValue>> leavesOfLevel(levelCount);
     for (size_t level = 0; level < levelCount; ++level) {
         fv_level &out = levels[level];
-        std::vector<int16_t> &outLeaves = leavesOfLevel[level];
+        std::vector<LeafValue> &outLeaves = leavesOfLevel[level];
         unsigned long treeCount = 0;
         dlib::deserialize(treeCount, in);
         if (treeCount > 100000) throw dlib::serialization_error("implausible forest size");
@@ -523,9 +528,9 @@ std::vector<fv_level> readCascade(std::istream &in, long values, std::vector<int
                 if (leaf.size() != values) throw dlib::serialization_error("leaf of the wrong size");
                 float largest = 0;
                 for (long k = 0; k < values; ++k) largest = std::max(largest, std::fabs(leaf(k)));
-                const float scale = largest > 0 ? largest / 32767.0f : 1.0f;
+                const float scale = largest > 0 ? largest / kLeafSteps : 1.0f;
                 out.scales.push_back(scale);
-                for (long k = 0; k < values; ++k) outLeaves.push_back(static_cast<int16_t>(std::lround(leaf(k) / scale)));
+                for (long k = 0; k < values; ++k) outLeaves.push_back(static_cast<LeafValue>(std::lround(leaf(k) / scale)));
             }
         }
     }
@@ -536,7 +541,7 @@ std::vector<fv_level> readCascade(std::istream &in, long values, std::vector<int
     for (size_t level = 0; level < levelCount; ++level) {
         levels[level].leaves = leafValues.data() + leafValues.size();
         leafValues.insert(leafValues.end(), leavesOfLevel[level].begin(), leavesOfLevel[level].end());
-        std::vector<int16_t>().swap(leavesOfLevel[level]);
+        std::vector<LeafValue>().swap(leavesOfLevel[level]);
     }
     return levels;
 }
@@ -819,13 +824,13 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
             constexpr size_t ahead = 8;
             const auto prefetch = [&](size_t tree) {
                 const char *update = reinterpret_cast<const char *>(cascade.leaves + leafOfTree[tree] * values);
-                for (size_t byte = 0; byte < values * sizeof(int16_t); byte += 64) __builtin_prefetch(update + byte);
+                for (size_t byte = 0; byte < values * sizeof(LeafValue); byte += 64) __builtin_prefetch(update + byte);
             };
             for (size_t tree = 0; tree < std::min(ahead, cascade.trees); ++tree) prefetch(tree);
             for (size_t tree = 0; tree < cascade.trees; ++tree) {
                 if (tree + ahead < cascade.trees) prefetch(tree + ahead);
                 const size_t leaf = leafOfTree[tree];
-                const int16_t *update = cascade.leaves + leaf * values;
+                const LeafValue *update = cascade.leaves + leaf * values;
                 const float scale = cascade.scales[leaf];
                 for (size_t k = 0; k < values; ++k) sum[k] += scale * static_cast<float>(update[k]);
             }
