@@ -1,6 +1,7 @@
 // dlib and OpenCV calls only: everything else (tracking, smoothing, expressions) is Swift.
 #include "face_vision.h"
 #include "fhog_reusing.h"
+#include "pruned_filters.h"
 
 #include <dlib/image_processing.h>
 #include <dlib/image_processing/frontal_face_detector.h>
@@ -66,6 +67,7 @@ struct fv_pyramid_scan {
     std::vector<fv_patch_scan> levels;
     std::vector<std::pair<double, dlib::rectangle>> windows;
     std::vector<dlib::rect_detection> candidates;
+    std::vector<dlib::point> wholeSums;  // the positions fv_pruned_filters sums whole on a level
 };
 
 // dlib ships its frontal detector compressed and decompresses it on every call, about 0.4 s of
@@ -75,12 +77,24 @@ static const dlib::frontal_face_detector &frontalFaceDetector() {
     return decompressed;
 }
 
+// The frontal detector's weight vectors as fv_pruned_filters, one per weight vector, made once.
+static const std::vector<fv_pruned_filters> &frontalFaceFilters() {
+    static const std::vector<fv_pruned_filters> filters = [] {
+        std::vector<fv_pruned_filters> made;
+        const dlib::frontal_face_detector &detector = frontalFaceDetector();
+        for (unsigned long d = 0; d < detector.num_detectors(); ++d) made.emplace_back(detector.get_processed_w(d).get_detect_argument());
+        return made;
+    }();
+    return filters;
+}
+
 struct fv_detector {
     dlib::frontal_face_detector detector = frontalFaceDetector();
     std::vector<dlib::rect_detection> found;
     // One for the whole pyramid (the coarse scan) and one for a few levels (the fine scan): the
     // two scan images of different sizes in turn.
     fv_pyramid_scan pyramid, fewPyramid;
+    bool pruneFilters = true;
     // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
     // there, and the upright patch it scans.
     dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
@@ -95,7 +109,7 @@ struct fv_detector {
 };
 
 // Memory on 2 MB pages where the kernel allows it (transparent huge pages on madvise): a fit reads
-// 7,500 leaves scattered over 33 MB, and on 4 KB pages nearly every one of those reads also misses
+// 7,500 leaves scattered over 16 MB, and on 4 KB pages nearly every one of those reads also misses
 // the TLB. The fit is a third faster on huge pages.
 template <typename T> struct HugePageAllocator {
     using value_type = T;
@@ -252,10 +266,12 @@ void warpAffineReplicate(const uint8_t *source, int width, int height, size_t st
 // vector's detect, then non-maximum suppression), step by step and in the same order, so that the
 // windows found and their scores are dlib's, but on `scan`'s buffers: nothing is allocated once a
 // frame size has been scanned (beyond the first scan, the lists only grow when a scan finds more
-// windows than any before).
+// windows than any before). With `pruned`, the filters run in two steps (pruned_filters.h), which
+// leaves every score that reaches the floor as dlib's and skips most of the work on the rest.
 template <typename Image>
-void scanPyramid(const dlib::frontal_face_detector &detector, const Image &image, double adjust, fv_pyramid_scan &scan,
-                 std::vector<dlib::rect_detection> &found) {
+void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<fv_pruned_filters> *pruned, const Image &image,
+                 double adjust, fv_pyramid_scan &scan, std::vector<dlib::rect_detection> &found) {
+    if (pruned && pruned->size() != detector.num_detectors()) throw std::logic_error("pruned filters of another detector");
     const auto &scanner = detector.get_scanner();
     const int cell = static_cast<int>(scanner.get_cell_size());
     const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
@@ -296,7 +312,8 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const Image &image
         for (unsigned long level = 0; level < levels; ++level) {
             fv_patch_scan &at = scan.levels[level];
             if (at.hog.size() == 0) continue;  // a level too small for the features
-            const dlib::rectangle area = filterPatch(weights.get_detect_argument(), at);
+            const dlib::rectangle area = pruned ? (*pruned)[d].apply(weights.get_detect_argument(), at.hog, floor, at.saliency, at.scratch, scan.wholeSums)
+                                                : filterPatch(weights.get_detect_argument(), at);
             for (long r = area.top(); r <= area.bottom(); ++r) {
                 for (long c = area.left(); c <= area.right(); ++c) {
                     if (at.saliency[r][c] < floor) continue;
@@ -601,6 +618,8 @@ fv_detector *fv_detector_create(char **error) {
 
 void fv_detector_destroy(fv_detector *detector) { delete detector; }
 
+void fv_detector_prune_filters(fv_detector *detector, int prune) { detector->pruneFilters = prune != 0; }
+
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
               double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error) {
     try {
@@ -610,7 +629,7 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
             detector->fewLevelsCount = pyramid_levels;
         }
         auto &scanning = pyramid_levels > 0 ? detector->fewLevels : detector->detector;
-        scanPyramid(scanning, view(grey, width, height, stride), minimum_score,
+        scanPyramid(scanning, detector->pruneFilters ? &frontalFaceFilters() : nullptr, view(grey, width, height, stride), minimum_score,
                     pyramid_levels > 0 ? detector->fewPyramid : detector->pyramid, detector->found);
         std::sort(detector->found.begin(), detector->found.end(),
                   [](const dlib::rect_detection &a, const dlib::rect_detection &b) {

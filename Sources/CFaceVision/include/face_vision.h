@@ -45,8 +45,12 @@ void fv_detector_destroy(fv_detector *detector);
 /// image size has been scanned, a scan allocates nothing unless it finds more windows than before.
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
               double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error);
+/// Whether fv_detect sums a window's whole filters only where its largest ones leave it near the
+/// floor (pruned_filters.h; the default, 1) or everywhere, as dlib does (0): what they find is
+/// compared in the tests.
+void fv_detector_prune_filters(fv_detector *detector, int prune);
 
-/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 33 MB.
+/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 18 MB.
 /// Never written after this call returns: one model serves every fitter of the process.
 /// Looks for a face of the size of `box` (turned by `angle`, as in fv_fit_landmarks) within `reach`
 /// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
