@@ -12,7 +12,9 @@ import Testing
     @Test(arguments: [0.0, -3.0])
     func aPrunedScanFindsWhatTheWholeFiltersFind(minimumScore: Double) throws {
         let photo = try FacePhoto.shared.get().plane
-        let scenes = try [photo, Self.facesOfManySizes(photo)]
+        let manySizes = try Self.facesOfManySizes(photo)
+        defer { manySizes.base.deallocate() }
+        let scenes = [photo, manySizes]
         let pruned = try DlibFaceDetector(minimumScore: minimumScore)
         let whole = try DlibFaceDetector(minimumScore: minimumScore, prunedFilters: false)
         let capacity = 2000
@@ -32,7 +34,6 @@ import Testing
             }
         }
         if minimumScore < 0 { #expect(compared > 100, "only \(compared) windows compared") } else { #expect(compared >= 4, "faces found: \(compared)") }
-        for scene in scenes.dropFirst() { scene.base.deallocate() }
     }
 
     /// A 1280x720 frame holding the photo at its own size and shrunk 1.6, 2.5 and 4 times, side by
