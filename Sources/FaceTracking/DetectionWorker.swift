@@ -72,7 +72,8 @@ final class DetectionWorker: @unchecked Sendable {
         return phase
     }
 
-    /// Thread CPU time the worker has spent detecting.
+    /// Thread CPU time the worker's own thread has spent detecting (not `detectNow`'s, which the
+    /// calling thread's time already holds).
     var cpuTime: UInt64 {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -100,14 +101,11 @@ final class DetectionWorker: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Detects on the calling thread (for single images and reproducible runs).
+    /// Detects on the calling thread (for single images and reproducible runs); its CPU time is the
+    /// calling thread's, not added to `cpuTime`.
     func detectNow(frame: Int) -> Outcome {
         submittedFrame = frame
-        let started = threadCPUNanoseconds()
         let (count, failure) = detect()
-        pthread_mutex_lock(mutex)
-        cpuNanoseconds &+= threadCPUNanoseconds() &- started
-        pthread_mutex_unlock(mutex)
         return outcome(count, failure)
     }
 

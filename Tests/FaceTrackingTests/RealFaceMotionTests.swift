@@ -105,6 +105,21 @@ import Testing
 }
 
 extension RealFaceMotionTests {
+    /// The tracker's CPU time with detection on the frame thread (as on the first frame, and for
+    /// single images) is what that thread spent, counted once: the scans run there are not added
+    /// again as the detection thread's.
+    @Test func detectionOnTheFrameThreadIsCountedOnce() throws {
+        let stage = try Stage(detector: try DlibFaceDetector()) { $0.synchronousDetection = true }
+        stage.paste(dx: 100, dy: 40)
+        let started = threadCPUNanoseconds()
+        for index in 0..<3 { stage.tracker.process(stage.plane, seconds: Double(index) / 30) }
+        let spent = threadCPUNanoseconds() &- started
+        #expect(stage.tracker.visibleFaceCount == 1)
+        let counted = stage.tracker.cpuNanoseconds
+        #expect(counted <= spent, "counted \(counted / 1000) µs of the \(spent / 1000) µs the frame thread spent")
+        #expect(counted >= spent / 2, "counted \(counted / 1000) µs of the \(spent / 1000) µs the frame thread spent")
+    }
+
     /// The portrait shrunk 2.5 times (its detector box about 88 px wide, eyes about 60 px apart)
     /// comes into view on an empty frame after the first detection and drifts 2 px a frame: with
     /// the default settings it is found, on its face, within 30 frames. The truth is the fit on the
