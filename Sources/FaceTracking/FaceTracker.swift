@@ -29,8 +29,9 @@ public final class FaceTracker {
         /// Frames a face that is not found is kept at its last place before it is dropped.
         public var holdFrames = 6
         /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
+        /// A face so hidden is shown again from the detector's own threshold (0.5) up.
         public var doubtfulConfidence: Float = 0.25
-        /// Frames in a row below `doubtfulConfidence` before a face is dropped.
+        /// Frames in a row hidden for doubt before a face is dropped.
         public var doubtfulFramesToDrop = 4
         public var smoothing = Smoothing.lowpass
         public var expressions = ExpressionSettings()
@@ -487,12 +488,18 @@ public final class FaceTracker {
         face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
             || region.box.y + region.box.height > Float(grey.height)
         // Never drawn on what may be background; detection is due at once to find the face again.
-        if face.confidence < settings.doubtfulConfidence {
+        // A face hidden for doubt is shown again only once the detector scores it as it scores a
+        // detection: a face turning away scores around the doubtful level for a few frames, and a
+        // fit shown on one of them can lie off the turned face.
+        let needed = face.hiddenForDoubt ? max(settings.doubtfulConfidence, Self.confidence(0)) : settings.doubtfulConfidence
+        if face.confidence < needed {
             face.doubtfulFrames += 1
             face.isHeld = true
+            face.hiddenForDoubt = true
             return face.doubtfulFrames < settings.doubtfulFramesToDrop
         }
         face.doubtfulFrames = 0
+        face.hiddenForDoubt = false
         if face.isHeld { face.filter.reset() }
         face.isHeld = false
         face.landmarks = face.filter.filter(raw, at: seconds)

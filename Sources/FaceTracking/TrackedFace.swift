@@ -23,6 +23,8 @@ public struct TrackedFace {
     var heldFrames = 0
     /// Frames in a row whose fit scored too low to be a face.
     var doubtfulFrames = 0
+    /// Hidden because its fit scored too low, and not shown since.
+    var hiddenForDoubt = false
     /// Started or restarted by a detection since it was last refitted.
     var started = false
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.

@@ -8,6 +8,8 @@ public final class Scene: @unchecked Sendable {
     public var hiddenFromDetector: Set<Int> = []
     /// Faces that score as background (the landmarker still fits them): a fit gone off the face.
     public var notFaceLike: Set<Int> = []
+    /// Scores of faces the detector is less sure of than a clear face's 2 (a face turning away).
+    public var scores: [Int: Float] = [:]
     /// When set, every detection throws it, as a back end that fails.
     public var detectorFailure: SceneFailure?
     /// When set, every landmark fit throws it.
@@ -85,13 +87,13 @@ public final class SceneLandmarker: FaceLandmarker {
         return best
     }
 
-    /// A face's own box scoring 2 (a clear face) when the box searched overlaps it, else the box
+    /// A face's own box scoring 2 (a clear face, or its `scores` entry) when the box searched overlaps it, else the box
     /// searched scoring -2 (background); faces in `notFaceLike` score as background.
     public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(SceneFailure) -> FaceSighting {
         if let failure = scene.landmarkerFailure { throw failure }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
-            if own.overlap(with: box) > 0.3 { return FaceSighting(box: own, score: 2) }
+            if own.overlap(with: box) > 0.3 { return FaceSighting(box: own, score: scene.scores[index] ?? 2) }
         }
         return FaceSighting(box: box, score: -2)
     }

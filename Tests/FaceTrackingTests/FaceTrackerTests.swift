@@ -130,6 +130,31 @@ import Testing
         #expect(droppedAt.map { $0 - (hidden ?? 0) } == 3, "dropped on its fourth doubtful frame, at \(droppedAt ?? -1)")
     }
 
+    @Test func aFaceHiddenForDoubtIsShownAgainOnlyOnceTheDetectorScoresItAsADetection() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
+        let tracker = tracker(scene) { $0.doubtfulFramesToDrop = 8 }
+        for frame in 0..<5 { step(tracker, frame, scene) }
+        #expect(visibleIDs(tracker) == [1, 2])
+        // Both score as background: hidden within a check (every third frame).
+        scene.scores = [0: -2, 1: -2]
+        for frame in 5..<8 { step(tracker, frame, scene) }
+        #expect(visibleIDs(tracker).isEmpty)
+        // The first scores above the doubtful level but below the detector's threshold (confidence
+        // 0.35), the second above the threshold (0.6): only the second is shown again, while the
+        // first stays hidden (a whole-frame scan that finds it, run for a held face, does not show it).
+        scene.scores = [0: -0.3, 1: 0.2]
+        for frame in 8..<11 {
+            step(tracker, frame, scene)
+            #expect(visibleIDs(tracker) == [2], "frame \(frame)")
+        }
+        #expect(tracker.faces.map(\.id) == [1, 2], "the first is held, not dropped yet")
+        // Scored as a face again, it is shown.
+        scene.scores = [:]
+        step(tracker, 11, scene)
+        #expect(visibleIDs(tracker) == [1, 2])
+    }
+
     @Test func aFailedFitIsCountedAndLosesTheFaceOnlyWhileItFails() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
