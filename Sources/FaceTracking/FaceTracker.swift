@@ -72,6 +72,8 @@ public final class FaceTracker {
     private var coarseScanDue = true
     private var fineScanDue = true
     private var lastFineScanFrame = Int.min / 2
+    /// Scratch for `followedFacesAndLostRegions`.
+    private var awayFromFaces: ContiguousArray<FaceBox> = []
 
     public init(settings: Settings, landmarker: FaceLandmarker, detector: FaceDetector, poseSolver: PoseSolver) {
         self.settings = settings
@@ -82,6 +84,7 @@ public final class FaceTracker {
         faces.reserveCapacity(settings.maximumFaces)
         snapshot.reserveCapacity(settings.maximumFaces)
         lostFaces.reserveCapacity(settings.maximumFaces)
+        awayFromFaces.reserveCapacity(settings.maximumFaces * 2)
         sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
     }
 
@@ -126,7 +129,7 @@ public final class FaceTracker {
         }
         if frameIndex % Self.sceneCheckInterval == 0 && (!coarseScanDue || !fineScanDue && fineScanUseful(grey)) {
             sceneChange.measure(grey)
-            if !coarseScanDue { coarseScanDue = sceneChange.changed(since: .coarse, outside: followedFaces) }
+            if !coarseScanDue { coarseScanDue = sceneChange.changed(since: .coarse, outside: followedFacesAndLostRegions()) }
             if !fineScanDue && fineScanUseful(grey) { fineScanDue = sceneChange.changed(since: .fine, outside: followedFaces) }
         }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
@@ -163,6 +166,7 @@ public final class FaceTracker {
                     watchEdgesUntil = frameIndex + Self.edgeWatchFrames
                     if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
                     lostFaces.append(LostFace(region: FitRegion(box: faces[index].box, angle: faces[index].rawLandmarks.eyeLineAngle),
+                                              throughEdge: faces[index].atEdge,
                                               firstLaterID: nextID))
                 }
                 faces.remove(at: index)
@@ -216,7 +220,8 @@ public final class FaceTracker {
     static let edgeDetectionInterval = 5
     /// How long after a face left through an edge, or was lost, the watch for it lasts, unless it is
     /// back sooner: the search where it was lost every few frames, and whole-frame detection every
-    /// third of a detection interval for a face that comes back elsewhere.
+    /// third of a detection interval for a face that comes back elsewhere, while the scene away from
+    /// the followed faces and from where faces were lost changes (a still scene holds no new face).
     static let edgeWatchFrames = 90
 
     private var detectionDue: Bool {
@@ -225,7 +230,7 @@ public final class FaceTracker {
         if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
         for face in faces where face.isHeld { return true }
         let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
-        if frameIndex < watchEdgesUntil && since >= max(edgeInterval, settings.detectionInterval / 3) { return true }
+        if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(edgeInterval, settings.detectionInterval / 3) { return true }
         for face in faces where face.atEdge && since >= edgeInterval { return true }
         return false
     }
@@ -259,6 +264,20 @@ public final class FaceTracker {
     /// scan.
     private var followedFaces: LazyMapSequence<LazyFilterSequence<ContiguousArray<TrackedFace>>, FaceBox> {
         faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1) }
+    }
+
+    /// The followed faces, and while the watch lasts where faces left through an edge: the search
+    /// there finds a face coming back in, so a change there is no news for the coarse scan, which
+    /// looks for faces elsewhere. Not where a face was lost in view: it was lost turning away, its
+    /// last box is a turned face's, narrower and off to one side, and the search at that box's scale
+    /// misses the face turned back (a third to half as large again).
+    private func followedFacesAndLostRegions() -> ContiguousArray<FaceBox> {
+        awayFromFaces.removeAll(keepingCapacity: true)
+        awayFromFaces.append(contentsOf: followedFaces)
+        if frameIndex < watchEdgesUntil {
+            for lost in lostFaces where lost.throughEdge { awayFromFaces.append(lost.region.box.grown(by: 1)) }
+        }
+        return awayFromFaces
     }
 
     /// Whether the fine scan looks at scales the coarse one does not (not on tiny frames).
@@ -533,6 +552,8 @@ public final class FaceTracker {
 /// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
 struct LostFace {
     var region: FitRegion
+    /// Lost reaching past the frame's edge, not turning away in view.
+    var throughEdge: Bool
     var firstLaterID: Int
 
     /// Whether `face` is where the lost one was (its box overlaps by a fifth).

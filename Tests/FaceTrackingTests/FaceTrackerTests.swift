@@ -99,6 +99,35 @@ import Testing
         #expect(scene.coarseScans - scansBack <= 1, "coarse scans after the face came back: \(scene.coarseScans - scansBack)")
     }
 
+    @Test func whileAFaceThatLeftIsWatchedForAStillSceneIsNotScannedWholeAndANewFaceElsewhereIsFoundAtOnce() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 200, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        // Out through the left edge at 12 px a frame, then gone.
+        var frame = 0
+        while frame < 5 || !tracker.faces.isEmpty {
+            scene.faces[0].centre.x = 200 - 12 * Float(frame)
+            step(tracker, frame, scene)
+            frame += 1
+            #expect(frame < 60, "the face that left is never dropped")
+            if frame >= 60 { return }
+        }
+        scene.faces.removeAll()
+        // The watch for it lasts 90 frames: the search where it left runs, but nothing changed
+        // elsewhere, so no whole-frame scan is due before the periodic one three intervals on.
+        let dropped = frame, scansBefore = scene.coarseScans
+        for index in dropped..<(dropped + 60) { step(tracker, index, scene) }
+        #expect(scene.coarseScans - scansBefore <= 1, "whole-frame scans of a still scene while watching: \(scene.coarseScans - scansBefore)")
+        // A face that comes in elsewhere meanwhile is found within a third of an interval.
+        scene.faces = [SyntheticFace(centre: Point(x: 900, y: 360))]
+        var foundAfter: Int?
+        for index in (dropped + 60)..<(dropped + 80) {
+            step(tracker, index, scene)
+            if foundAfter == nil, !visibleIDs(tracker).isEmpty { foundAfter = index - dropped - 60 }
+        }
+        #expect(foundAfter.map { $0 <= 10 } == true, "the face elsewhere found \(foundAfter ?? -1) frames after it came in")
+    }
+
     @Test func noMoreThanTheConfiguredNumberOfFaces() {
         let scene = Scene()
         scene.faces = (0..<6).map { SyntheticFace(centre: Point(x: 120 + 200 * Float($0), y: 360), size: 80) }
