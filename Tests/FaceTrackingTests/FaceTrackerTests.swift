@@ -23,6 +23,16 @@ import Testing
 
     func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { !$0.isHeld }.map(\.id).sorted() }
 
+    /// Two faces side by side (ids 1 and 2), followed for five frames.
+    func twoFollowedFaces(doubtfulFramesToDrop: Int) -> (Scene, FaceTracker) {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
+        let tracker = tracker(scene) { $0.doubtfulFramesToDrop = doubtfulFramesToDrop }
+        for frame in 0..<5 { step(tracker, frame, scene) }
+        #expect(visibleIDs(tracker) == [1, 2])
+        return (scene, tracker)
+    }
+
     @Test func aMovingFaceKeepsItsIDAndItsLandmarksFollowIt() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
@@ -137,11 +147,7 @@ import Testing
     }
 
     @Test func aFitThatStopsLookingLikeAFaceIsHiddenWithinThreeFramesThenDropped() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
-        let tracker = tracker(scene) { $0.doubtfulFramesToDrop = 4 }
-        for frame in 0..<5 { step(tracker, frame, scene) }
-        #expect(visibleIDs(tracker) == [1, 2])
+        let (scene, tracker) = twoFollowedFaces(doubtfulFramesToDrop: 4)
         #expect(tracker.faces.map(\.confidence) == [1, 1])
         // The fit stays where it was (the fake fits it exactly): only the detector's check sees it.
         scene.notFaceLike = [1]
@@ -160,11 +166,7 @@ import Testing
     }
 
     @Test func aFaceHiddenForDoubtIsShownAgainOnlyOnceTheDetectorScoresItAsADetection() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360)), SyntheticFace(centre: Point(x: 900, y: 360))]
-        let tracker = tracker(scene) { $0.doubtfulFramesToDrop = 8 }
-        for frame in 0..<5 { step(tracker, frame, scene) }
-        #expect(visibleIDs(tracker) == [1, 2])
+        let (scene, tracker) = twoFollowedFaces(doubtfulFramesToDrop: 8)
         // Both score as background: hidden within a check (every third frame).
         scene.scores = [0: -2, 1: -2]
         for frame in 5..<8 { step(tracker, frame, scene) }
