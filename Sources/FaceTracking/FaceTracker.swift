@@ -260,10 +260,10 @@ public final class FaceTracker {
     }
 
     /// Where the faces shown are, with their heads and shoulders: a box three times the face's on a
-    /// side, which moves with it. A new face that close to a followed one waits for the periodic fine
-    /// scan.
+    /// side, which moves with it and turns with it (a head leaning to one side sweeps its hair and
+    /// shoulders round). A new face that close to a followed one waits for the periodic fine scan.
     private var followedFaces: LazyMapSequence<LazyFilterSequence<ContiguousArray<TrackedFace>>, FaceBox> {
-        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1) }
+        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1).bounds(turnedBy: $0.rawLandmarks.eyeLineAngle) }
     }
 
     /// The followed faces, and while the watch lasts where faces left through an edge: the search

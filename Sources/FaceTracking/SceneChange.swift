@@ -92,8 +92,21 @@ extension FaceBox {
         x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
     }
 
+    /// The upright box that holds this one turned by `angle` radians about its centre.
+    func bounds(turnedBy angle: Float) -> FaceBox {
+        let cosine = abs(cosf(angle)), sine = abs(sinf(angle))
+        let turnedWidth = width * cosine + height * sine, turnedHeight = width * sine + height * cosine
+        return FaceBox(x: x + (width - turnedWidth) / 2, y: y + (height - turnedHeight) / 2, width: turnedWidth, height: turnedHeight)
+    }
+
     /// Grown by `fraction` of its size on every side.
     func grown(by fraction: Float) -> FaceBox {
         FaceBox(x: x - width * fraction, y: y - height * fraction, width: width * (1 + 2 * fraction), height: height * (1 + 2 * fraction))
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif

@@ -16,6 +16,9 @@ public final class Scene: @unchecked Sendable {
     public var landmarkerFailure: SceneFailure?
     /// A background that changes on every frame (a game behind a face cam).
     public var busyBackground = false
+    /// Each face painted on a square photo this many times its size on a side, turned with its roll,
+    /// as a photo of a head turned in-plane; none when 0.
+    public var photoSide: Float = 0
     /// Coarse scans (every scale from the largest down) and fine ones (a few of the smallest scales)
     /// the fake detector ran.
     public internal(set) var coarseScans = 0, fineScans = 0
@@ -35,8 +38,21 @@ public final class Scene: @unchecked Sendable {
             }
         }
         fill(FaceBox(x: 0, y: 0, width: Float(plane.width), height: Float(plane.height)), 20)
+        if photoSide > 0 { for face in faces { paintPhoto(of: face, plane) } }
         for face in faces { fill(Scene.box(face.landmarks), 200) }
         if busyBackground { fill(FaceBox(x: 0, y: 0, width: 160, height: 160), frame % 2 == 0 ? 60 : 120) }
+    }
+
+    private func paintPhoto(of face: SyntheticFace, _ plane: Plane) {
+        let half = photoSide * face.size / 2, reach = half * 1.5
+        let cosine = cosf(face.roll), sine = sinf(face.roll)
+        for y in max(0, Int(face.centre.y - reach))..<min(plane.height, Int(face.centre.y + reach)) {
+            for x in max(0, Int(face.centre.x - reach))..<min(plane.width, Int(face.centre.x + reach)) {
+                let dx = Float(x) - face.centre.x, dy = Float(y) - face.centre.y
+                // The pixel in the photo's own upright frame.
+                if abs(dx * cosine + dy * sine) <= half && abs(-dx * sine + dy * cosine) <= half { plane.base[y * plane.stride + x] = 90 }
+            }
+        }
     }
 
     public static func box(_ landmarks: Landmarks) -> FaceBox {
@@ -104,3 +120,9 @@ public final class NoPose: PoseSolver {
     public func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
 }
 
+
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif

@@ -138,6 +138,24 @@ import Testing
         #expect(foundAfter.map { $0 <= 10 } == true, "the face elsewhere found \(foundAfter ?? -1) frames after it came in")
     }
 
+    @Test func aHeadLeaningToOneSideOnAStillSceneIsNoReasonToScanTheWholeFrame() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        scene.photoSide = 3.8
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<10 { step(tracker, frame, scene) }
+        let coarseBefore = scene.coarseScans, fineBefore = scene.fineScans
+        // Over to 50 degrees and back, 5 degrees a frame: the photo's corners sweep beyond the
+        // box three times the face's, upright, that the face's own motion is no news within.
+        for frame in 10..<50 {
+            scene.faces[0].roll = Float(min(frame - 10, 50 - frame) * 5) * .pi / 180
+            step(tracker, frame, scene)
+            #expect(visibleIDs(tracker) == [1], "frame \(frame)")
+        }
+        #expect(scene.coarseScans - coarseBefore + scene.fineScans - fineBefore <= 1,
+                "whole-frame scans while the head leaned: \(scene.coarseScans - coarseBefore) coarse, \(scene.fineScans - fineBefore) fine")
+    }
+
     @Test func noMoreThanTheConfiguredNumberOfFaces() {
         let scene = Scene()
         scene.faces = (0..<6).map { SyntheticFace(centre: Point(x: 120 + 200 * Float($0), y: 360), size: 80) }
