@@ -165,8 +165,7 @@ public final class FaceTracker {
                 if faces[index].atEdge || faces[index].isHeld {
                     watchEdgesUntil = frameIndex + Self.edgeWatchFrames
                     if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
-                    lostFaces.append(LostFace(region: FitRegion(box: faces[index].box, angle: faces[index].rawLandmarks.eyeLineAngle),
-                                              throughEdge: faces[index].atEdge,
+                    lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(faces[index]), angle: faces[index].rawLandmarks.eyeLineAngle),
                                               firstLaterID: nextID))
                 }
                 faces.remove(at: index)
@@ -176,6 +175,18 @@ public final class FaceTracker {
 
     /// Frames between searches around where faces were lost.
     static let lostSearchInterval = 3
+
+    /// Where a face that is dropped is looked for: its last box, and for a face lost in view (turned
+    /// away until its fit no longer scored as a face) that box widened about its centre to the size
+    /// detection last found the face at. The last box is then a turned face's, narrower and off to
+    /// one side, and the face turned back is as large as it was: a third to half as large again,
+    /// beyond the scale the search tolerates.
+    static func lostBox(_ face: TrackedFace) -> FaceBox {
+        let side = max(face.box.width, face.confirmedBoxSide)
+        guard !face.atEdge, side > face.box.width else { return face.box }
+        let centre = face.box.centre
+        return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
+    }
 
     /// Looks with the detector around where faces were lost, on this frame (about 1.3 ms a region, every
     /// `lostSearchInterval` frames while the watch lasts): a face coming back in where it left, or
@@ -266,16 +277,14 @@ public final class FaceTracker {
         faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1).bounds(turnedBy: $0.rawLandmarks.eyeLineAngle) }
     }
 
-    /// The followed faces, and while the watch lasts where faces left through an edge: the search
-    /// there finds a face coming back in, so a change there is no news for the coarse scan, which
-    /// looks for faces elsewhere. Not where a face was lost in view: it was lost turning away, its
-    /// last box is a turned face's, narrower and off to one side, and the search at that box's scale
-    /// misses the face turned back (a third to half as large again).
+    /// The followed faces, and while the watch lasts where faces were lost (`lostBox`): the search
+    /// there finds a face coming back in or turning back, so a change there is no news for the coarse
+    /// scan, which looks for faces elsewhere.
     private func followedFacesAndLostRegions() -> ContiguousArray<FaceBox> {
         awayFromFaces.removeAll(keepingCapacity: true)
         awayFromFaces.append(contentsOf: followedFaces)
         if frameIndex < watchEdgesUntil {
-            for lost in lostFaces where lost.throughEdge { awayFromFaces.append(lost.region.box.grown(by: 1)) }
+            for lost in lostFaces { awayFromFaces.append(lost.region.box.grown(by: 1)) }
         }
         return awayFromFaces
     }
@@ -406,6 +415,7 @@ public final class FaceTracker {
             }
             if best >= 0, let face = faces.firstIndex(where: { $0.id == snapshot[best].id }) {
                 faces[face].confirmedSize = snapshot[best].landmarks.eyeDistance
+                faces[face].confirmedBoxSide = snapshot[best].box.width
                 faces[face].framing.learn(detection: box, landmarks: snapshot[best].landmarks)
                 if faces[face].isHeld { restart(&faces[face], box, grey, elapsed: elapsed) }
                 continue
@@ -429,6 +439,7 @@ public final class FaceTracker {
         guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: moved, angle: face.rawLandmarks.eyeLineAngle)) else { return }
         face.rawLandmarks = raw
         face.confirmedSize = raw.eyeDistance
+        face.confirmedBoxSide = sighting.box.width
         face.confidence = Self.confidence(sighting.score)
         face.motion = .none
         face.filter.reset()
@@ -552,8 +563,6 @@ public final class FaceTracker {
 /// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
 struct LostFace {
     var region: FitRegion
-    /// Lost reaching past the frame's edge, not turning away in view.
-    var throughEdge: Bool
     var firstLaterID: Int
 
     /// Whether `face` is where the lost one was (its box overlaps by a fifth).

@@ -33,6 +33,8 @@ public struct TrackedFace {
     var atEdge = false
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
+    /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
+    var confirmedBoxSide: Float
     /// The face's size moved well away from the size detection last confirmed (it leans in or back):
     /// detection is due, before its fit grows or shrinks past what counts as plausible.
     var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
@@ -45,6 +47,7 @@ public struct TrackedFace {
         landmarks = raw
         self.framing = framing
         confirmedSize = raw.eyeDistance
+        confirmedBoxSide = box.width
         expressions = ExpressionState(ruleCount: ruleCount)
     }
 }

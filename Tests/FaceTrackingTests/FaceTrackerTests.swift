@@ -138,6 +138,42 @@ import Testing
         #expect(foundAfter.map { $0 <= 10 } == true, "the face elsewhere found \(foundAfter ?? -1) frames after it came in")
     }
 
+    @Test func whileAFaceThatTurnedAwayIsWatchedForItsOwnHeadMovingIsNoReasonToScanTheWholeFrame() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<5 { step(tracker, frame, scene) }
+        // It turns away: narrower and off to one side, no longer a face to the detector, until dropped.
+        scene.hiddenFromDetector = [0]
+        scene.scores = [0: -2]
+        var frame = 5
+        while !tracker.faces.isEmpty && frame < 40 {
+            scene.faces[0].size = max(60, scene.faces[0].size - 8)
+            scene.faces[0].centre.x += 4
+            step(tracker, frame, scene)
+            frame += 1
+        }
+        #expect(tracker.faces.isEmpty, "the face that turned away is never dropped")
+        // The back of the head keeps moving where it was lost: the search there runs every third
+        // frame; nothing changed elsewhere, so the whole frame is scanned once at most.
+        let dropped = frame, scansBefore = scene.coarseScans + scene.fineScans
+        for index in dropped..<(dropped + 45) {
+            scene.faces[0].size = 60 + Float(index % 4) * 4
+            step(tracker, index, scene)
+        }
+        #expect(scene.coarseScans + scene.fineScans - scansBefore <= 1, "whole-frame scans while watching: \(scene.coarseScans + scene.fineScans - scansBefore)")
+        // Turned back, as large as before: found again where it was lost within a few frames.
+        scene.faces[0] = SyntheticFace(centre: Point(x: 640, y: 360))
+        scene.hiddenFromDetector = []
+        scene.scores = [:]
+        var foundAfter: Int?
+        for index in (dropped + 45)..<(dropped + 60) {
+            step(tracker, index, scene)
+            if foundAfter == nil, !visibleIDs(tracker).isEmpty { foundAfter = index - dropped - 45 }
+        }
+        #expect(foundAfter.map { $0 <= 4 } == true, "found \(foundAfter ?? -1) frames after it turned back")
+    }
+
     @Test func aHeadLeaningToOneSideOnAStillSceneIsNoReasonToScanTheWholeFrame() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
