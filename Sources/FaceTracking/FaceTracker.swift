@@ -239,7 +239,9 @@ public final class FaceTracker {
         let since = frameIndex - lastDetectionFrame
         if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
         if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
-        for face in faces where face.isHeld { return true }
+        // A face lost or doubted after it was shown may be elsewhere by now; a new face not yet shown,
+        // waiting for the detector's score around it, was just found where it is.
+        for face in faces where face.isHeld && face.wasShown { return true }
         let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
         if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(edgeInterval, settings.detectionInterval / 3) { return true }
         for face in faces where face.atEdge && since >= edgeInterval { return true }
@@ -426,7 +428,10 @@ public final class FaceTracker {
                 continue
             }
             if faces.contains(where: { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }) { continue }
-            guard faces.count < settings.maximumFaces, let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0)) else { continue }
+            // Started where the detector scores a face on this frame at its own threshold, as the
+            // search where a face was lost does: it would not be shown below that.
+            guard faces.count < settings.maximumFaces,
+                  let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
             startFace(raw, sighting)
         }
     }
@@ -518,18 +523,20 @@ public final class FaceTracker {
         face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
             || region.box.y + region.box.height > Float(grey.height)
         // Never drawn on what may be background; detection is due at once to find the face again.
-        // A face hidden for doubt is shown again only once the detector scores it as it scores a
-        // detection: a face turning away scores around the doubtful level for a few frames, and a
-        // fit shown on one of them can lie off the turned face.
-        let needed = face.hiddenForDoubt ? max(settings.doubtfulConfidence, Self.confidence(0)) : settings.doubtfulConfidence
+        // A new face, and one hidden for doubt, is shown only once the detector scores it as it
+        // scores a detection; a face shown stays shown down to the doubtful level. A face turning
+        // away, or turning back, scores around that level for a few frames, and a fit shown on one
+        // of them can lie off the turned face (10-11 % of the eye distance at 54-58 degrees of yaw).
+        let needed = face.awaitsDetectionScore ? max(settings.doubtfulConfidence, Self.confidence(0)) : settings.doubtfulConfidence
         if face.confidence < needed {
             face.doubtfulFrames += 1
             face.isHeld = true
-            face.hiddenForDoubt = true
+            face.awaitsDetectionScore = true
             return face.doubtfulFrames < settings.doubtfulFramesToDrop
         }
         face.doubtfulFrames = 0
-        face.hiddenForDoubt = false
+        face.awaitsDetectionScore = false
+        face.wasShown = true
         if face.isHeld { face.filter.reset() }
         face.isHeld = false
         face.landmarks = face.filter.filter(raw, at: seconds)

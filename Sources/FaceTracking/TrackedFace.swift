@@ -23,8 +23,11 @@ public struct TrackedFace {
     var heldFrames = 0
     /// Frames in a row whose fit scored too low to be a face.
     var doubtfulFrames = 0
-    /// Hidden because its fit scored too low, and not shown since.
-    var hiddenForDoubt = false
+    /// Not shown since it was started, or since its fit scored too low: shown only once the
+    /// detector scores it as it scores a detection.
+    var awaitsDetectionScore = true
+    /// Shown on some frame since it was started.
+    var wasShown = false
     /// Started or restarted by a detection since it was last refitted.
     var started = false
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.

@@ -10,6 +10,10 @@ public final class Scene: @unchecked Sendable {
     public var notFaceLike: Set<Int> = []
     /// Scores of faces the detector is less sure of than a clear face's 2 (a face turning away).
     public var scores: [Int: Float] = [:]
+    /// Scores of faces after the detector's first look around them (a face at the frame's edge:
+    /// the search that finds it centres on it, later checks around its fitted box read past the edge).
+    public var laterScores: [Int: Float] = [:]
+    var lookedAround: Set<Int> = []
     /// When set, every detection throws it, as a back end that fails.
     public var detectorFailure: SceneFailure?
     /// When set, every landmark fit throws it.
@@ -109,7 +113,11 @@ public final class SceneLandmarker: FaceLandmarker {
         if let failure = scene.landmarkerFailure { throw failure }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
-            if own.overlap(with: box) > 0.3 { return FaceSighting(box: own, score: scene.scores[index] ?? 2) }
+            if own.overlap(with: box) > 0.3 {
+                let later = scene.lookedAround.contains(index)
+                scene.lookedAround.insert(index)
+                return FaceSighting(box: own, score: (later ? scene.laterScores[index] : nil) ?? scene.scores[index] ?? 2)
+            }
         }
         return FaceSighting(box: box, score: -2)
     }

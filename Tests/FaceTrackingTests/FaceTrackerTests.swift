@@ -219,6 +219,43 @@ import Testing
         #expect(droppedAt.map { $0 - (hidden ?? 0) } == 3, "dropped on its fourth doubtful frame, at \(droppedAt ?? -1)")
     }
 
+    @Test func aNewFaceIsShownOnlyOnceTheDetectorScoresItAsADetectionOnTheFrameItIsStartedOn() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        // A face turning back towards the camera: the scan reports it, but the detector's score
+        // around it on the frame it would be started on is below its threshold (a confidence of 0.35).
+        scene.scores = [0: -0.3]
+        let tracker = tracker(scene)
+        for frame in 0..<10 {
+            step(tracker, frame, scene)
+            #expect(visibleIDs(tracker).isEmpty, "shown at confidence \(tracker.faces.map(\.confidence)) on frame \(frame)")
+        }
+        // Turned back: it moves, so the scene changed, and the next scan finds it.
+        scene.scores = [:]
+        scene.faces[0].centre.x += 20
+        var shownAt: Int?
+        for frame in 10..<25 {
+            step(tracker, frame, scene)
+            if shownAt == nil, visibleIDs(tracker) == [1] { shownAt = frame }
+        }
+        #expect(shownAt.map { $0 < 20 } == true, "shown on frame \(shownAt ?? -1), within an interval of turning back")
+    }
+
+    @Test func aNewFaceWaitingForTheDetectorsScoreIsNoReasonToScanTheWholeFrameAgain() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        scene.laterScores = [0: -0.3]
+        let tracker = tracker(scene)
+        step(tracker, 0, scene)
+        #expect(tracker.faces.count == 1 && visibleIDs(tracker).isEmpty, "started, not shown at a confidence of 0.35")
+        let scans = scene.coarseScans + scene.fineScans
+        for frame in 1..<3 {
+            step(tracker, frame, scene)
+            #expect(visibleIDs(tracker).isEmpty)
+        }
+        #expect(scene.coarseScans + scene.fineScans - scans == 0, "whole-frame scans for a face found where it is: \(scene.coarseScans + scene.fineScans - scans)")
+    }
+
     @Test func aFaceHiddenForDoubtIsShownAgainOnlyOnceTheDetectorScoresItAsADetection() {
         let (scene, tracker) = twoFollowedFaces(doubtfulFramesToDrop: 8)
         // Both score as background: hidden within a check (every third frame).
