@@ -522,8 +522,8 @@ public final class FaceTracker {
         face.box = region.box
         face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
             || region.box.y + region.box.height > Float(grey.height)
-        // Never drawn on what may be background; detection is due at once to find the face again.
-        // A new face, and one hidden for doubt, is shown only once the detector scores it as it
+        // Never drawn on what may be background; for a face that was shown, detection is due at once
+        // to find it again (`detectionDue`). A new face, and one hidden for doubt, is shown only once the detector scores it as it
         // scores a detection; a face shown stays shown down to the doubtful level. A face turning
         // away, or turning back, scores around that level for a few frames, and a fit shown on one
         // of them can lie off the turned face (10-11 % of the eye distance at 54-58 degrees of yaw).

@@ -23,6 +23,16 @@ import Testing
 
     func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { !$0.isHeld }.map(\.id).sorted() }
 
+    /// Tracks frames `start..<start + count`; how many frames after `start` a face was first shown.
+    func framesUntilAFaceIsShown(_ tracker: FaceTracker, _ scene: Scene, from start: Int, within count: Int) -> Int? {
+        var shownAfter: Int?
+        for index in start..<(start + count) {
+            step(tracker, index, scene)
+            if shownAfter == nil, !visibleIDs(tracker).isEmpty { shownAfter = index - start }
+        }
+        return shownAfter
+    }
+
     /// Two faces side by side (ids 1 and 2), followed for five frames.
     func twoFollowedFaces(doubtfulFramesToDrop: Int) -> (Scene, FaceTracker) {
         let scene = Scene()
@@ -130,11 +140,7 @@ import Testing
         #expect(scene.coarseScans - scansBefore <= 1, "whole-frame scans of a still scene while watching: \(scene.coarseScans - scansBefore)")
         // A face that comes in elsewhere meanwhile is found within a third of an interval.
         scene.faces = [SyntheticFace(centre: Point(x: 900, y: 360))]
-        var foundAfter: Int?
-        for index in (dropped + 60)..<(dropped + 80) {
-            step(tracker, index, scene)
-            if foundAfter == nil, !visibleIDs(tracker).isEmpty { foundAfter = index - dropped - 60 }
-        }
+        let foundAfter = framesUntilAFaceIsShown(tracker, scene, from: dropped + 60, within: 20)
         #expect(foundAfter.map { $0 <= 10 } == true, "the face elsewhere found \(foundAfter ?? -1) frames after it came in")
     }
 
@@ -166,11 +172,7 @@ import Testing
         scene.faces[0] = SyntheticFace(centre: Point(x: 640, y: 360))
         scene.hiddenFromDetector = []
         scene.scores = [:]
-        var foundAfter: Int?
-        for index in (dropped + 45)..<(dropped + 60) {
-            step(tracker, index, scene)
-            if foundAfter == nil, !visibleIDs(tracker).isEmpty { foundAfter = index - dropped - 45 }
-        }
+        let foundAfter = framesUntilAFaceIsShown(tracker, scene, from: dropped + 45, within: 15)
         #expect(foundAfter.map { $0 <= 4 } == true, "found \(foundAfter ?? -1) frames after it turned back")
     }
 
