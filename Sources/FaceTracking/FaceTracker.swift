@@ -162,7 +162,9 @@ public final class FaceTracker {
             } else {
                 // A face dropped while held was lost, not merged into another track: it may come back.
                 // The periodic detection alone would find a face turning back only up to 30 frames late.
-                if faces[index].atEdge || faces[index].isHeld {
+                // Not one never shown: nobody saw it leave, and a face the detector scores about its
+                // threshold would otherwise be found, hidden and dropped again every few frames.
+                if faces[index].wasShown && (faces[index].atEdge || faces[index].isHeld) {
                     watchEdgesUntil = frameIndex + Self.edgeWatchFrames
                     if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
                     lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(faces[index]), angle: faces[index].rawLandmarks.eyeLineAngle),
@@ -575,7 +577,8 @@ struct LostFace {
     /// Whether `face` is where the lost one was (its box overlaps by a fifth).
     func isCovered(by face: TrackedFace) -> Bool { face.box.overlap(with: region.box) > 0.2 }
 
-    /// A face started since the loss, where the lost one was; a face followed all along (one that
-    /// hid the lost one as they crossed) is not it.
-    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && isCovered(by: face) }
+    /// A face started since the loss and shown, where the lost one was; a face followed all along
+    /// (one that hid the lost one as they crossed) is not it, nor one started there that has not yet
+    /// scored as a detection (it may be dropped, and the face is still to be found).
+    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && face.wasShown && isCovered(by: face) }
 }

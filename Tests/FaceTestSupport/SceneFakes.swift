@@ -26,6 +26,8 @@ public final class Scene: @unchecked Sendable {
     /// Coarse scans (every scale from the largest down) and fine ones (a few of the smallest scales)
     /// the fake detector ran.
     public internal(set) var coarseScans = 0, fineScans = 0
+    /// Looks of the detector around a box (checks of a fit, searches where a face was lost).
+    public internal(set) var looksAround = 0
     public let width = 1280, height = 720
 
     public init() {}
@@ -111,6 +113,7 @@ public final class SceneLandmarker: FaceLandmarker {
     /// searched scoring -2 (background); faces in `notFaceLike` score as background.
     public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(SceneFailure) -> FaceSighting {
         if let failure = scene.landmarkerFailure { throw failure }
+        scene.looksAround += 1
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
             if own.overlap(with: box) > 0.3 {

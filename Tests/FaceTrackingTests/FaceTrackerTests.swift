@@ -243,7 +243,7 @@ import Testing
         #expect(shownAt.map { $0 < 20 } == true, "shown on frame \(shownAt ?? -1), within an interval of turning back")
     }
 
-    @Test func aNewFaceWaitingForTheDetectorsScoreIsNoReasonToScanTheWholeFrameAgain() {
+    @Test func aNewFaceWaitingForTheDetectorsScoreIsNoReasonToScanTheWholeFrameAgainNorWatchedForOnceDropped() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         scene.laterScores = [0: -0.3]
@@ -256,6 +256,12 @@ import Testing
             #expect(visibleIDs(tracker).isEmpty)
         }
         #expect(scene.coarseScans + scene.fineScans - scans == 0, "whole-frame scans for a face found where it is: \(scene.coarseScans + scene.fineScans - scans)")
+        // Dropped on its fourth doubtful frame, never shown: not watched for as a face that left.
+        step(tracker, 3, scene)
+        #expect(tracker.faces.isEmpty)
+        let looks = scene.looksAround
+        for frame in 4..<25 { step(tracker, frame, scene) }
+        #expect(scene.looksAround == looks, "searches where a face never shown was dropped: \(scene.looksAround - looks)")
     }
 
     @Test func aFaceHiddenForDoubtIsShownAgainOnlyOnceTheDetectorScoresItAsADetection() {
