@@ -29,7 +29,7 @@ public final class FaceTracker {
         /// Frames a face that is not found is kept at its last place before it is dropped.
         public var holdFrames = 6
         /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
-        /// A face so hidden is shown again from the detector's own threshold (0.5) up.
+        /// A new face, and one so hidden, is shown from the detector's own threshold (0.5) up.
         public var doubtfulConfidence: Float = 0.25
         /// Frames in a row hidden for doubt before a face is dropped.
         public var doubtfulFramesToDrop = 4
@@ -184,7 +184,7 @@ public final class FaceTracker {
     /// one side, and the face turned back is as large as it was: a third to half as large again,
     /// beyond the scale the search tolerates.
     static func lostBox(_ face: TrackedFace) -> FaceBox {
-        let side = max(face.box.width, face.confirmedBoxSide)
+        let side = face.confirmedBoxSide
         guard !face.atEdge, side > face.box.width else { return face.box }
         let centre = face.box.centre
         return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
@@ -525,10 +525,11 @@ public final class FaceTracker {
         face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
             || region.box.y + region.box.height > Float(grey.height)
         // Never drawn on what may be background; for a face that was shown, detection is due at once
-        // to find it again (`detectionDue`). A new face, and one hidden for doubt, is shown only once the detector scores it as it
-        // scores a detection; a face shown stays shown down to the doubtful level. A face turning
-        // away, or turning back, scores around that level for a few frames, and a fit shown on one
-        // of them can lie off the turned face (10-11 % of the eye distance at 54-58 degrees of yaw).
+        // to find it again (`detectionDue`). A new face, and one hidden for doubt, is shown only once
+        // the detector scores it as it scores a detection; a face shown stays shown down to the
+        // doubtful level. A face turning away, or turning back, scores around that level for a few
+        // frames, and a fit shown on one of them can lie off the turned face (10-11 % of the eye
+        // distance at 54-58 degrees of yaw).
         let needed = face.awaitsDetectionScore ? max(settings.doubtfulConfidence, Self.confidence(0)) : settings.doubtfulConfidence
         if face.confidence < needed {
             face.doubtfulFrames += 1

@@ -235,12 +235,9 @@ import Testing
         // Turned back: it moves, so the scene changed, and the next scan finds it.
         scene.scores = [:]
         scene.faces[0].centre.x += 20
-        var shownAt: Int?
-        for frame in 10..<25 {
-            step(tracker, frame, scene)
-            if shownAt == nil, visibleIDs(tracker) == [1] { shownAt = frame }
-        }
-        #expect(shownAt.map { $0 < 20 } == true, "shown on frame \(shownAt ?? -1), within an interval of turning back")
+        let shownAfter = framesUntilAFaceIsShown(tracker, scene, from: 10, within: 15)
+        #expect(shownAfter.map { $0 < 10 } == true, "shown \(shownAfter ?? -1) frames after turning back, within an interval")
+        #expect(visibleIDs(tracker) == [1])
     }
 
     @Test func aNewFaceWaitingForTheDetectorsScoreIsNoReasonToScanTheWholeFrameAgainNorWatchedForOnceDropped() {
