@@ -228,9 +228,8 @@ public final class FaceTracker {
         return false
     }
 
-    /// Frames between detections while a face reaches past the frame's edge (a face coming back in
-    /// is found within ten frames of being whole again).
-    static let edgeDetectionInterval = 5
+    /// Fewest frames between whole-frame detections while the watch for a lost face lasts.
+    static let watchDetectionInterval = 5
     /// How long after a face left through an edge, or was lost, the watch for it lasts, unless it is
     /// back sooner: the search where it was lost every few frames, and whole-frame detection every
     /// third of a detection interval for a face that comes back elsewhere, while the scene away from
@@ -242,11 +241,10 @@ public final class FaceTracker {
         if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
         if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
         // A face lost or doubted after it was shown may be elsewhere by now; a new face not yet shown,
-        // waiting for the detector's score around it, was just found where it is.
-        for face in faces where face.isHeld && face.wasShown { return true }
-        let edgeInterval = min(settings.detectionInterval, Self.edgeDetectionInterval)
-        if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(edgeInterval, settings.detectionInterval / 3) { return true }
-        for face in faces where face.atEdge && since >= edgeInterval { return true }
+        // waiting for the detector's score around it, was just found where it is; and one lost at the
+        // frame's edge is leaving, and is looked for there on every frame while it is held.
+        for face in faces where face.isHeld && face.wasShown && !face.atEdge { return true }
+        if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(min(settings.detectionInterval, Self.watchDetectionInterval), settings.detectionInterval / 3) { return true }
         return false
     }
 
@@ -268,10 +266,10 @@ public final class FaceTracker {
     /// Due, and not sooner than two thirds of a detection interval after the last: a scene that keeps
     /// changing (a game behind a face cam) costs at most one and a half fine scans per interval, and
     /// a face coming into view is still found within the interval. Not while the coarse scan runs
-    /// every few frames for a face at an edge or lost: it would wait for the fine scan.
+    /// every few frames for a face held or lost: it would wait for the fine scan.
     private var fineScanReady: Bool {
         guard fineScanDue && frameIndex - lastFineScanFrame >= max(1, settings.detectionInterval * 2 / 3) else { return false }
-        return frameIndex >= watchEdgesUntil && !faces.contains { $0.isHeld || $0.atEdge }
+        return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
     }
 
     /// Where the faces shown are, with their heads and shoulders: a box three times the face's on a

@@ -144,6 +144,51 @@ import Testing
         #expect(foundAfter.map { $0 <= 10 } == true, "the face elsewhere found \(foundAfter ?? -1) frames after it came in")
     }
 
+    @Test func aFaceReachingPastTheFramesEdgeOrLeavingThroughItIsNoReasonToScanTheWholeFrame() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        // Over to the left edge at 10 px a frame, then a second with part of the jaw past it: checked
+        // by the detector on every frame, and nothing else changed.
+        for frame in 0..<24 {
+            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
+            step(tracker, frame, scene)
+        }
+        let atEdge = scene.coarseScans + scene.fineScans
+        for frame in 24..<54 {
+            step(tracker, frame, scene)
+            #expect(visibleIDs(tracker) == [1], "frame \(frame)")
+        }
+        #expect(scene.coarseScans + scene.fineScans - atEdge <= 1, "whole-frame scans while the face reached past the edge: \(scene.coarseScans + scene.fineScans - atEdge)")
+        // Out at 12 px a frame: held at the edge, where it is looked for on every frame, then dropped.
+        let leaving = scene.coarseScans + scene.fineScans
+        var frame = 54
+        while !tracker.faces.isEmpty && frame < 80 {
+            scene.faces[0].centre.x -= 12
+            step(tracker, frame, scene)
+            frame += 1
+        }
+        #expect(tracker.faces.isEmpty, "the face that left is never dropped")
+        #expect(scene.coarseScans + scene.fineScans - leaving <= 1, "whole-frame scans while the face left: \(scene.coarseScans + scene.fineScans - leaving)")
+    }
+
+    @Test func aFaceReachingPastTheFramesEdgeDoesNotKeepTheFineScanFromAChangingScene() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        scene.busyBackground = true
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<24 {
+            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
+            step(tracker, frame, scene)
+        }
+        // Two intervals with the face part past the edge: small faces coming into view elsewhere are
+        // still looked for.
+        let fineBefore = scene.fineScans
+        for frame in 24..<84 { step(tracker, frame, scene) }
+        #expect(scene.fineScans - fineBefore >= 2, "fine scans: \(scene.fineScans - fineBefore)")
+        #expect(visibleIDs(tracker) == [1])
+    }
+
     @Test func whileAFaceThatTurnedAwayIsWatchedForItsOwnHeadMovingIsNoReasonToScanTheWholeFrame() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
