@@ -272,11 +272,13 @@ public final class FaceTracker {
         return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
     }
 
-    /// Where the faces shown are, with their heads and shoulders: a box three times the face's on a
+    /// Where the faces followed are, with their heads and shoulders: a box three times the face's on a
     /// side, which moves with it and turns with it (a head leaning to one side sweeps its hair and
     /// shoulders round). A new face that close to a followed one waits for the periodic fine scan.
-    private var followedFaces: LazyMapSequence<LazyFilterSequence<ContiguousArray<TrackedFace>>, FaceBox> {
-        faces.lazy.filter { !$0.isHeld }.map { $0.box.grown(by: 1).bounds(turnedBy: $0.rawLandmarks.eyeLineAngle) }
+    /// Held faces too: each is looked for around its place on every frame, and a change there is
+    /// that face (just started and not yet shown, or leaving, or turning away).
+    private var followedFaces: LazyMapSequence<ContiguousArray<TrackedFace>, FaceBox> {
+        faces.lazy.map { $0.box.grown(by: 1).bounds(turnedBy: $0.rawLandmarks.eyeLineAngle) }
     }
 
     /// The followed faces, and while the watch lasts where faces were lost (`lostBox`): the search

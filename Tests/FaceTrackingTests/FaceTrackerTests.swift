@@ -96,6 +96,29 @@ import Testing
         #expect(visibleIDs(tracker) == [1])
     }
 
+    @Test func aFaceHeldWhenAScanRanMovingOnFromThereIsNoReasonToScanTheWholeFrameAgain() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<10 { step(tracker, frame, scene) }
+        // Doubted for two frames (a hand in front of it): hidden, and the whole frame scanned at once.
+        scene.notFaceLike = [0]
+        let scansBefore = scene.coarseScans
+        for frame in 10..<12 { step(tracker, frame, scene) }
+        #expect(visibleIDs(tracker).isEmpty)
+        #expect(scene.coarseScans > scansBefore, "no scan for a face hidden for doubt")
+        // Back, then 6 px a frame to the right: the last scan saw it where it was held, so nothing
+        // changed but where the face was and is, and the next scan is the periodic one.
+        scene.notFaceLike = []
+        let scans = scene.coarseScans
+        for frame in 12..<72 {
+            if frame >= 14 { scene.faces[0].centre.x += 6 }
+            step(tracker, frame, scene)
+        }
+        #expect(visibleIDs(tracker) == [1])
+        #expect(scene.coarseScans - scans == 0, "coarse scans after the face came back and moved on: \(scene.coarseScans - scans)")
+    }
+
     @Test func aFaceThatLeavesIsHeldThenDroppedAndComesBackWithANewID() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
