@@ -435,6 +435,8 @@ public final class FaceTracker {
             guard faces.count < settings.maximumFaces,
                   let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
             startFace(raw, sighting)
+            // The scan saw it there: its moving on from there is no news.
+            sceneChange.addFace(box.grown(by: 1), to: worker.pyramidLevels == 0 ? .coarse : .fine)
         }
     }
 

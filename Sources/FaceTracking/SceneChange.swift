@@ -70,6 +70,12 @@ struct SceneChange {
         references[scan.rawValue].taken = true
     }
 
+    /// Adds a face the last `scan` found to where it saw faces.
+    mutating func addFace(_ face: FaceBox, to scan: Scan) {
+        guard references[scan.rawValue].faces.count < references[scan.rawValue].faces.capacity else { return }
+        references[scan.rawValue].faces.append(face)
+    }
+
     /// Whether some block away from the faces now (`faces`) and then changed since `scan` last ran;
     /// true before it first ran.
     func changed(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Bool {

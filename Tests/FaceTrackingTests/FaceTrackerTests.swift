@@ -96,6 +96,20 @@ import Testing
         #expect(visibleIDs(tracker) == [1])
     }
 
+    @Test func aFaceMovingOnFromWhereAScanFoundItIsNoReasonToScanTheWholeFrameAgain() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        // Found by the first frame's scan, then 240 px to the right: nothing changed but where the
+        // face was and is, so the next coarse scan is the periodic one, three intervals on.
+        for frame in 0..<60 {
+            scene.faces[0].centre.x = 300 + 4 * Float(frame)
+            step(tracker, frame, scene)
+        }
+        #expect(scene.coarseScans == 1, "coarse scans: \(scene.coarseScans)")
+        #expect(visibleIDs(tracker) == [1])
+    }
+
     @Test func aFaceHeldWhenAScanRanMovingOnFromThereIsNoReasonToScanTheWholeFrameAgain() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
