@@ -263,12 +263,16 @@ public final class FaceTracker {
     /// Frames between looks at whether the scene changed since the fine scan.
     static let sceneCheckInterval = 3
 
-    /// Due, and not sooner than two thirds of a detection interval after the last: a scene that keeps
-    /// changing (a game behind a face cam) costs at most one and a half fine scans per interval, and
-    /// a face coming into view is still found within the interval. Not while the coarse scan runs
-    /// every few frames for a face held or lost: it would wait for the fine scan.
+    /// Frames short of a detection interval after which the fine scan may run again: its result takes
+    /// a frame or two to come back (two at 1080p), and a coarse scan due on the same frame goes first.
+    static let fineScanLead = 3
+
+    /// Due, and not sooner than a detection interval after the last, less `fineScanLead`: a scene that
+    /// keeps changing (a game behind a face cam) costs about one fine scan per interval, and a small
+    /// face coming into view is still found within the interval. Not while the coarse scan runs every
+    /// few frames for a face held or lost: it would wait for the fine scan.
     private var fineScanReady: Bool {
-        guard fineScanDue && frameIndex - lastFineScanFrame >= max(1, settings.detectionInterval * 2 / 3) else { return false }
+        guard fineScanDue && frameIndex - lastFineScanFrame >= max(1, settings.detectionInterval - Self.fineScanLead) else { return false }
         return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
     }
 

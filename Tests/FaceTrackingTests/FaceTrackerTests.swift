@@ -133,6 +133,21 @@ import Testing
         #expect(scene.coarseScans - scans == 0, "coarse scans after the face came back and moved on: \(scene.coarseScans - scans)")
     }
 
+    @Test func aSceneThatKeepsChangingIsScannedAboutOnceAnIntervalAtEachScale() {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        scene.busyBackground = true
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<10 { step(tracker, frame, scene) }
+        let coarseBefore = scene.coarseScans, fineBefore = scene.fineScans
+        // Four intervals: the coarse scan at 30, 60, 90 and 120; the fine scan, which finds a small
+        // face coming into view within the interval, a few frames sooner each time.
+        for frame in 10..<130 { step(tracker, frame, scene) }
+        #expect(scene.coarseScans - coarseBefore == 4, "coarse scans: \(scene.coarseScans - coarseBefore)")
+        #expect((4...5).contains(scene.fineScans - fineBefore), "fine scans: \(scene.fineScans - fineBefore)")
+        #expect(visibleIDs(tracker) == [1])
+    }
+
     @Test func aFaceThatLeavesIsHeldThenDroppedAndComesBackWithANewID() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
