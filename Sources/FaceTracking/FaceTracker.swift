@@ -194,19 +194,17 @@ public final class FaceTracker {
     /// `lostSearchInterval` frames while the watch lasts): a face coming back in where it left, or
     /// turning back, is found within a few frames of being whole again, whatever the detection
     /// thread's timing. It counts only where the detector's own threshold (a score of 0) takes it for
-    /// a face, as a detection would. Not where a followed face is: it would find that face.
+    /// a face, as a detection would. Not where a followed face is: it would find that face. The face
+    /// is looked for until one started there is shown (`LostFace.isFoundAgain`): a face turning back
+    /// can score just above the threshold here, then just below it for the frames until it is dropped
+    /// unshown.
     private func searchLostRegions(_ grey: Plane, seconds: Double) {
         var started = false
-        var index = lostFaces.count - 1
-        while index >= 0 {
-            let lost = lostFaces[index]
-            if !faces.contains(where: { lost.isCovered(by: $0) }), faces.count < settings.maximumFaces,
-               let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0) {
+        for lost in lostFaces where !faces.contains(where: { lost.isCovered(by: $0) }) && faces.count < settings.maximumFaces {
+            if let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0) {
                 startFace(raw, sighting)
-                lostFaces.remove(at: index)
                 started = true
             }
-            index -= 1
         }
         if started { refitFaces(grey, seconds: seconds, onlyStarted: true) }
     }

@@ -273,6 +273,45 @@ import Testing
         #expect(foundAfter.map { $0 <= 4 } == true, "found \(foundAfter ?? -1) frames after it turned back")
     }
 
+    @Test func aFaceTurningBackThatIsDroppedBeforeItIsShownIsStillLookedForWhereItWasLost() throws {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<5 { step(tracker, frame, scene) }
+        // It turns away until dropped.
+        scene.hiddenFromDetector = [0]
+        scene.scores = [0: -2]
+        var frame = 5
+        while !tracker.faces.isEmpty && frame < 40 {
+            step(tracker, frame, scene)
+            frame += 1
+        }
+        #expect(tracker.faces.isEmpty, "the face that turned away is never dropped")
+        // Turning back (to the fake detector another face where it was, the first one out of sight,
+        // and neither seen by whole-frame scans): the search where it was lost finds it just above
+        // the detector's threshold, then the checks score it just below: dropped before it is shown.
+        scene.faces[0].centre.x = -1000
+        scene.faces.append(SyntheticFace(centre: Point(x: 640, y: 360)))
+        scene.hiddenFromDetector = [0, 1]
+        scene.scores = [0: -2, 1: 0.3]
+        scene.laterScores = [1: -0.2]
+        var startedAt: Int?, droppedAt: Int?
+        for index in frame..<(frame + 15) {
+            step(tracker, index, scene)
+            #expect(visibleIDs(tracker).isEmpty, "frame \(index): shown below the detector's threshold")
+            if startedAt == nil, !tracker.faces.isEmpty { startedAt = index }
+            if startedAt != nil, tracker.faces.isEmpty {
+                droppedAt = index
+                break
+            }
+        }
+        let dropped = try #require(droppedAt, "the face scored just below the threshold is never started and dropped")
+        // Turned further back, a clear face: still looked for where the face was lost.
+        scene.laterScores = [1: 2]
+        let foundAfter = framesUntilAFaceIsShown(tracker, scene, from: dropped + 1, within: 20)
+        #expect(foundAfter.map { $0 <= 3 } == true, "found \(foundAfter ?? -1) frames after it scored as a face again")
+    }
+
     @Test func aHeadLeaningToOneSideOnAStillSceneIsNoReasonToScanTheWholeFrame() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
