@@ -162,13 +162,18 @@ public final class FaceTracker {
             } else {
                 // A face dropped while held was lost, not merged into another track: it may come back.
                 // The periodic detection alone would find a face turning back only up to 30 frames late.
-                // Not one never shown: nobody saw it leave, and a face the detector scores about its
-                // threshold would otherwise be found, hidden and dropped again every few frames.
+                // Not one never shown: nobody saw it leave. One started where a face was lost, scored
+                // just above the detector's threshold by the search and just below it since, puts the
+                // search there off for twice as long each time, not to start it every few frames.
                 if faces[index].wasShown && (faces[index].atEdge || faces[index].isHeld) {
                     watchEdgesUntil = frameIndex + Self.edgeWatchFrames
                     if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
                     lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(faces[index]), angle: faces[index].rawLandmarks.eyeLineAngle),
                                               firstLaterID: nextID))
+                } else if !faces[index].wasShown {
+                    for lost in lostFaces.indices where lostFaces[lost].isCovered(by: faces[index]) {
+                        lostFaces[lost].putOff(from: frameIndex)
+                    }
                 }
                 faces.remove(at: index)
             }
@@ -200,13 +205,19 @@ public final class FaceTracker {
     /// unshown.
     private func searchLostRegions(_ grey: Plane, seconds: Double) {
         var started = false
-        for lost in lostFaces where !faces.contains(where: { lost.isCovered(by: $0) }) && faces.count < settings.maximumFaces {
-            if let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0) {
+        for lost in lostFaces where frameIndex >= lost.nextSearch && !faces.contains(where: { lost.isCovered(by: $0) })
+            && faces.count < settings.maximumFaces {
+            if let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0), !isFollowed(near: sighting.box) {
                 startFace(raw, sighting)
                 started = true
             }
         }
         if started { refitFaces(grey, seconds: seconds, onlyStarted: true) }
+    }
+
+    /// Whether a face followed already is where `box` is (its landmarks' centre within half the box).
+    private func isFollowed(near box: FaceBox) -> Bool {
+        faces.contains { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }
     }
 
     /// Starts a track for a face the detector confirmed on this frame, held until it is first refitted.
@@ -234,14 +245,17 @@ public final class FaceTracker {
     /// the followed faces and from where faces were lost changes (a still scene holds no new face).
     static let edgeWatchFrames = 90
 
+    /// A face lost or doubted after it was shown may be elsewhere by now: the whole frame is scanned
+    /// for it at once. Not a new face not yet shown, waiting for the detector's score around it: it
+    /// was just found where it is; nor one held while it moves out through the frame's edge: it is
+    /// leaving, and is looked for there on every frame while it is held.
+    private var aShownFaceIsMissing: Bool { faces.contains { $0.isHeld && $0.wasShown && !$0.leaving } }
+
     private var detectionDue: Bool {
         let since = frameIndex - lastDetectionFrame
         if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
         if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
-        // A face lost or doubted after it was shown may be elsewhere by now; a new face not yet shown,
-        // waiting for the detector's score around it, was just found where it is; and one lost at the
-        // frame's edge is leaving, and is looked for there on every frame while it is held.
-        for face in faces where face.isHeld && face.wasShown && !face.atEdge { return true }
+        if aShownFaceIsMissing { return true }
         if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(min(settings.detectionInterval, Self.watchDetectionInterval), settings.detectionInterval / 3) { return true }
         return false
     }
@@ -265,13 +279,15 @@ public final class FaceTracker {
     /// a frame or two to come back (two at 1080p), and a coarse scan due on the same frame goes first.
     static let fineScanLead = 3
 
-    /// Due, and not sooner than a detection interval after the last, less `fineScanLead`: a scene that
-    /// keeps changing (a game behind a face cam) costs about one fine scan per interval, and a small
-    /// face coming into view is still found within the interval. Not while the coarse scan runs every
-    /// few frames for a face held or lost: it would wait for the fine scan.
+    /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
+    /// of a short interval): a scene that keeps changing (a game behind a face cam) costs about one
+    /// fine scan per interval, and a small face coming into view is still found within the interval.
+    /// Not while the coarse scan runs every few frames for a face missing or lost: it would wait for
+    /// the fine scan.
     private var fineScanReady: Bool {
-        guard fineScanDue && frameIndex - lastFineScanFrame >= max(1, settings.detectionInterval - Self.fineScanLead) else { return false }
-        return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
+        let spacing = max(1, settings.detectionInterval * 2 / 3, settings.detectionInterval - Self.fineScanLead)
+        guard fineScanDue && frameIndex - lastFineScanFrame >= spacing else { return false }
+        return frameIndex >= watchEdgesUntil && !aShownFaceIsMissing
     }
 
     /// Where the faces followed are, with their heads and shoulders: a box three times the face's on a
@@ -431,7 +447,7 @@ public final class FaceTracker {
                 restart(&faces[held], box, grey, elapsed: elapsed)
                 continue
             }
-            if faces.contains(where: { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }) { continue }
+            if isFollowed(near: box) { continue }
             // Started where the detector scores a face on this frame at its own threshold, as the
             // search where a face was lost does: it would not be shown below that.
             guard faces.count < settings.maximumFaces,
@@ -528,6 +544,7 @@ public final class FaceTracker {
         face.box = region.box
         face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
             || region.box.y + region.box.height > Float(grey.height)
+        face.leaving = Self.movesOut(region.box, by: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
         // Never drawn on what may be background; for a face that was shown, detection is due at once
         // to find it again (`detectionDue`). A new face, and one hidden for doubt, is shown only once
         // the detector scores it as it scores a detection; a face shown stays shown down to the
@@ -557,6 +574,14 @@ public final class FaceTracker {
         return true
     }
 
+    /// Whether a box reaching past the frame's edge moves out through it, by more than 1 % of its
+    /// width a frame: a face cut off by the edge that stays there (a face cam's close-up) is not leaving.
+    static func movesOut(_ box: FaceBox, by shift: Point, width: Float, height: Float) -> Bool {
+        let speed = box.width * 0.01
+        return box.x < 0 && shift.x < -speed || box.x + box.width > width && shift.x > speed
+            || box.y < 0 && shift.y < -speed || box.y + box.height > height && shift.y > speed
+    }
+
     /// A fit is kept when most of the face is on the frame and its size is close both to the last
     /// frame's and to the size detection last confirmed. A face sliding out of the frame otherwise
     /// leaves a fit squashed against the edge, shrinking a little every frame.
@@ -578,6 +603,15 @@ public final class FaceTracker {
 struct LostFace {
     var region: FitRegion
     var firstLaterID: Int
+    /// Faces started here and dropped before they were shown, and the first frame the search may
+    /// look here again.
+    var unshownStarts = 0, nextSearch = 0
+
+    /// Puts the search here off after a face started here was dropped unshown: 6, 12, 24, 48 frames.
+    mutating func putOff(from frame: Int) {
+        unshownStarts += 1
+        nextSearch = frame + FaceTracker.lostSearchInterval << min(unshownStarts, 4)
+    }
 
     /// Whether `face` is where the lost one was (its box overlaps by a fifth).
     func isCovered(by face: TrackedFace) -> Bool { face.box.overlap(with: region.box) > 0.2 }

@@ -27,7 +27,9 @@ struct SceneChange {
 
     init(maximumFaces: Int) {
         var reference = Reference()
-        reference.faces.reserveCapacity(maximumFaces)
+        // The faces followed when a scan ran and those it started, which can be more than the most
+        // followed at once: a face dropped while the scan ran can be started again where it went.
+        reference.faces.reserveCapacity(maximumFaces * 2)
         references = Array(repeating: reference, count: Scan.allCases.count)
     }
 
@@ -64,13 +66,11 @@ struct SceneChange {
             }
         }
         references[scan.rawValue].faces.removeAll(keepingCapacity: true)
-        for face in faces where references[scan.rawValue].faces.count < references[scan.rawValue].faces.capacity {
-            references[scan.rawValue].faces.append(face)
-        }
+        for face in faces { addFace(face, to: scan) }
         references[scan.rawValue].taken = true
     }
 
-    /// Adds a face the last `scan` found to where it saw faces.
+    /// Adds a face to where the last `scan` saw faces (within the room kept, not to allocate).
     mutating func addFace(_ face: FaceBox, to scan: Scan) {
         guard references[scan.rawValue].faces.count < references[scan.rawValue].faces.capacity else { return }
         references[scan.rawValue].faces.append(face)

@@ -34,6 +34,8 @@ public struct TrackedFace {
     var motion = FaceMotion.none
     /// True while the fit's box reaches past the frame's edge: part of the face may be off the frame.
     var atEdge = false
+    /// True while it also moves out through that edge: lost there, it is leaving, not elsewhere.
+    var leaving = false
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
     /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.

@@ -14,6 +14,8 @@ public final class Scene: @unchecked Sendable {
     /// the search that finds it centres on it, later checks around its fitted box read past the edge).
     public var laterScores: [Int: Float] = [:]
     var lookedAround: Set<Int> = []
+    /// The detector's next look around each face is a first one again (`laterScores`).
+    public func forgetLooks() { lookedAround.removeAll() }
     /// When set, every detection throws it, as a back end that fails.
     public var detectorFailure: SceneFailure?
     /// When set, every landmark fit throws it.
