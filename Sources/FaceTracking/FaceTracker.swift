@@ -282,12 +282,13 @@ public final class FaceTracker {
     /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
     /// of a short interval): a scene that keeps changing (a game behind a face cam) costs about one
     /// fine scan per interval, and a small face coming into view is still found within the interval.
-    /// Not while the coarse scan runs every few frames for a face missing or lost: it would wait for
-    /// the fine scan.
+    /// Not while the watch for a lost face lasts or a face is held: the coarse scan runs every few
+    /// frames for a face missing or lost, and would wait for the fine scan; a face just started or
+    /// leaving is held for a few frames only.
     private var fineScanReady: Bool {
         let spacing = max(1, settings.detectionInterval * 2 / 3, settings.detectionInterval - Self.fineScanLead)
         guard fineScanDue && frameIndex - lastFineScanFrame >= spacing else { return false }
-        return frameIndex >= watchEdgesUntil && !aShownFaceIsMissing
+        return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
     }
 
     /// Where the faces followed are, with their heads and shoulders: a box three times the face's on a

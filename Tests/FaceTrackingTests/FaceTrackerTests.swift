@@ -43,6 +43,17 @@ import Testing
         return (scene, tracker)
     }
 
+    /// One face slid over to the left edge at 10 px a frame (frames 0-23), part of its jaw past it.
+    func aFaceSlidToTheLeftEdge(_ scene: Scene) -> FaceTracker {
+        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
+        let tracker = tracker(scene) { $0.detectionInterval = 30 }
+        for frame in 0..<24 {
+            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
+            step(tracker, frame, scene)
+        }
+        return tracker
+    }
+
     @Test func aMovingFaceKeepsItsIDAndItsLandmarksFollowIt() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
@@ -198,14 +209,9 @@ import Testing
 
     @Test func aFaceReachingPastTheFramesEdgeOrLeavingThroughItIsNoReasonToScanTheWholeFrame() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        // Over to the left edge at 10 px a frame, then a second with part of the jaw past it: checked
-        // by the detector on every frame, and nothing else changed.
-        for frame in 0..<24 {
-            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
-            step(tracker, frame, scene)
-        }
+        let tracker = aFaceSlidToTheLeftEdge(scene)
+        // A second with part of the jaw past the edge: checked by the detector on every frame, and
+        // nothing else changed.
         let atEdge = scene.coarseScans + scene.fineScans
         for frame in 24..<54 {
             step(tracker, frame, scene)
@@ -226,13 +232,9 @@ import Testing
 
     @Test func aFaceCutOffByTheFramesEdgeThatIsDoubtedIsLookedForOverTheWholeFrame() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        // Over to the left edge, then still there with part of the jaw cut off (a close face cam).
-        for frame in 0..<30 {
-            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
-            step(tracker, frame, scene)
-        }
+        let tracker = aFaceSlidToTheLeftEdge(scene)
+        // Still there with part of the jaw cut off (a close face cam).
+        for frame in 24..<30 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1])
         // Doubted (a hand in front of it): not leaving, so it may be anywhere by now.
         scene.notFaceLike = [0]
@@ -244,13 +246,8 @@ import Testing
 
     @Test func aFaceReachingPastTheFramesEdgeDoesNotKeepTheFineScanFromAChangingScene() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
         scene.busyBackground = true
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<24 {
-            scene.faces[0].centre.x = max(70, 300 - 10 * Float(frame))
-            step(tracker, frame, scene)
-        }
+        let tracker = aFaceSlidToTheLeftEdge(scene)
         // Two intervals with the face part past the edge: small faces coming into view elsewhere are
         // still looked for.
         let fineBefore = scene.fineScans
