@@ -43,6 +43,15 @@ import Testing
         return (scene, tracker)
     }
 
+    /// One face in the middle of the frame (`scene` set up beforehand), followed for `frames` frames.
+    func aFaceFollowed(for frames: Int, in scene: Scene = Scene(),
+                       configure: (inout FaceTracker.Settings) -> Void = { $0.detectionInterval = 30 }) -> (Scene, FaceTracker) {
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        let tracker = tracker(scene, configure: configure)
+        for frame in 0..<frames { step(tracker, frame, scene) }
+        return (scene, tracker)
+    }
+
     /// One face slid over to the left edge at 10 px a frame (frames 0-23), part of its jaw past it.
     func aFaceSlidToTheLeftEdge(_ scene: Scene) -> FaceTracker {
         scene.faces = [SyntheticFace(centre: Point(x: 300, y: 360))]
@@ -122,10 +131,7 @@ import Testing
     }
 
     @Test func aFaceHeldWhenAScanRanMovingOnFromThereIsNoReasonToScanTheWholeFrameAgain() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<10 { step(tracker, frame, scene) }
+        let (scene, tracker) = aFaceFollowed(for: 10)
         // Doubted for two frames (a hand in front of it): hidden, and the whole frame scanned at once.
         scene.notFaceLike = [0]
         let scansBefore = scene.coarseScans
@@ -146,10 +152,8 @@ import Testing
 
     @Test func aSceneThatKeepsChangingIsScannedAboutOnceAnIntervalAtEachScale() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         scene.busyBackground = true
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<10 { step(tracker, frame, scene) }
+        let (_, tracker) = aFaceFollowed(for: 10, in: scene)
         let coarseBefore = scene.coarseScans, fineBefore = scene.fineScans
         // Four intervals: the coarse scan at 30, 60, 90 and 120; the fine scan, which finds a small
         // face coming into view within the interval, a few frames sooner each time.
@@ -160,10 +164,7 @@ import Testing
     }
 
     @Test func aFaceThatLeavesIsHeldThenDroppedAndComesBackWithANewID() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.holdFrames = 4 }
-        for frame in 0..<10 { step(tracker, frame, scene) }
+        let (scene, tracker) = aFaceFollowed(for: 10, configure: { $0.holdFrames = 4 })
         let gone = scene.faces.removeFirst()
         var heldFor = 0
         for frame in 10..<30 {
@@ -257,10 +258,7 @@ import Testing
     }
 
     @Test func whileAFaceThatTurnedAwayIsWatchedForItsOwnHeadMovingIsNoReasonToScanTheWholeFrame() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<5 { step(tracker, frame, scene) }
+        let (scene, tracker) = aFaceFollowed(for: 5)
         // It turns away: narrower and off to one side, no longer a face to the detector, until dropped.
         scene.hiddenFromDetector = [0]
         scene.scores = [0: -2]
@@ -292,10 +290,7 @@ import Testing
     /// (index 1; the first out of sight, neither seen by whole-frame scans), turning back: the search
     /// where it was lost finds it just above the detector's threshold, the checks score it just below.
     func aFaceTurningBackScoredAboutTheThreshold() -> (Scene, FaceTracker, Int) {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<5 { step(tracker, frame, scene) }
+        let (scene, tracker) = aFaceFollowed(for: 5)
         scene.hiddenFromDetector = [0]
         scene.scores = [0: -2]
         var frame = 5
@@ -348,10 +343,8 @@ import Testing
 
     @Test func aHeadLeaningToOneSideOnAStillSceneIsNoReasonToScanTheWholeFrame() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         scene.photoSide = 3.8
-        let tracker = tracker(scene) { $0.detectionInterval = 30 }
-        for frame in 0..<10 { step(tracker, frame, scene) }
+        let (_, tracker) = aFaceFollowed(for: 10, in: scene)
         let coarseBefore = scene.coarseScans, fineBefore = scene.fineScans
         // Over to 50 degrees and back, 5 degrees a frame: the photo's corners sweep beyond the
         // box three times the face's, upright, that the face's own motion is no news within.
@@ -453,10 +446,7 @@ import Testing
     }
 
     @Test func aFailedFitIsCountedAndLosesTheFaceOnlyWhileItFails() {
-        let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
-        let tracker = tracker(scene) { $0.holdFrames = 4 }
-        for frame in 0..<5 { step(tracker, frame, scene) }
+        let (scene, tracker) = aFaceFollowed(for: 5, configure: { $0.holdFrames = 4 })
         #expect(tracker.visionErrors == 0 && tracker.lastVisionError == nil)
         scene.landmarkerFailure = SceneFailure("landmark fit failed: out of memory")
         for frame in 5..<7 { step(tracker, frame, scene) }
@@ -472,10 +462,8 @@ import Testing
 
     @Test func aFailedDetectionIsCountedAndMissesNoFace() {
         let scene = Scene()
-        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         scene.busyBackground = true
-        let tracker = tracker(scene)
-        for frame in 0..<5 { step(tracker, frame, scene) }
+        let (_, tracker) = aFaceFollowed(for: 5, in: scene, configure: { _ in })
         let coarseBefore = scene.coarseScans, scansBefore = scene.coarseScans + scene.fineScans
         scene.detectorFailure = SceneFailure("face detection failed: bad image")
         for frame in 5..<45 { step(tracker, frame, scene) }
