@@ -91,16 +91,13 @@ static const std::vector<fv_pruned_filters> &frontalFaceFilters() {
 struct fv_detector {
     dlib::frontal_face_detector detector = frontalFaceDetector();
     std::vector<dlib::rect_detection> found;
-    // One for the whole pyramid (the coarse scan) and one for a few levels (the fine scan): the
-    // two scan images of different sizes in turn.
-    fv_pyramid_scan pyramid, fewPyramid;
+    // Every scan is of one frame size and a range of its levels: the coarse and the fine scan use
+    // levels of their own, so they share the buffers.
+    fv_pyramid_scan pyramid;
     bool pruneFilters = true;
     // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
     // there, and the upright patch it scans.
     dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
-    // For fv_detect with a limit on the pyramid: the detector so limited, made on first use.
-    dlib::frontal_face_detector fewLevels;
-    int fewLevelsCount = 0;
     double windowSide = boxSide(singleLevel);
     cv::Mat patch;
     // One per patch size in use (a check and a search), the older replaced by a third size.
@@ -268,9 +265,12 @@ void warpAffineReplicate(const uint8_t *source, int width, int height, size_t st
 // frame size has been scanned (beyond the first scan, the lists only grow when a scan finds more
 // windows than any before). With `pruned`, the filters run in two steps (pruned_filters.h), which
 // leaves every score that reaches the floor as dlib's and skips most of the work on the rest.
+// Only levels `firstLevel` up to (not including) `endLevel` are scanned: their images are made as
+// dlib makes them, each from the one above, but the features and filters run on those levels alone.
 template <typename Image>
 void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<fv_pruned_filters> *pruned, const Image &image,
-                 double adjust, fv_pyramid_scan &scan, std::vector<dlib::rect_detection> &found) {
+                 double adjust, unsigned long firstLevel, unsigned long endLevel, fv_pyramid_scan &scan,
+                 std::vector<dlib::rect_detection> &found) {
     if (pruned && pruned->size() != detector.num_detectors()) throw std::logic_error("pruned filters of another detector");
     const auto &scanner = detector.get_scanner();
     const int cell = static_cast<int>(scanner.get_cell_size());
@@ -285,16 +285,20 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<
         ++levels;
     } while (rect.width() >= static_cast<long>(scanner.get_min_pyramid_layer_width()) &&
              rect.height() >= static_cast<long>(scanner.get_min_pyramid_layer_height()) && levels < scanner.get_max_pyramid_levels());
+    levels = std::min(levels, endLevel);
     if (scan.levels.size() < levels) scan.levels.resize(levels);
     if (scan.images.size() < levels) scan.images.resize(levels);
-    dlib::impl_fhog::extract_fhog_features_reusing(image, scan.levels[0].hog, scan.levels[0].hist, scan.levels[0].norm, cell,
-                                                   static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    if (firstLevel == 0) {
+        dlib::impl_fhog::extract_fhog_features_reusing(image, scan.levels[0].hog, scan.levels[0].hist, scan.levels[0].norm, cell,
+                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    }
     for (unsigned long level = 1; level < levels; ++level) {
         if (level == 1) {
             down(image, scan.images[1]);
         } else {
             down(scan.images[level - 1], scan.images[level]);
         }
+        if (level < firstLevel) continue;
         fv_patch_scan &at = scan.levels[level];
         dlib::impl_fhog::extract_fhog_features_reusing(scan.images[level], at.hog, at.hist, at.norm, cell,
                                                        static_cast<int>(windowHeight), static_cast<int>(windowWidth));
@@ -309,7 +313,7 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<
         const double threshold = weights.w(scanner.get_num_dimensions());
         const double floor = threshold + adjust;
         scan.windows.clear();
-        for (unsigned long level = 0; level < levels; ++level) {
+        for (unsigned long level = firstLevel; level < levels; ++level) {
             fv_patch_scan &at = scan.levels[level];
             if (at.hog.size() == 0) continue;  // a level too small for the features
             const dlib::rectangle area = pruned ? (*pruned)[d].apply(weights.get_detect_argument(), at.hog, floor, at.saliency, at.scratch, scan.wholeSums)
@@ -620,17 +624,14 @@ void fv_detector_destroy(fv_detector *detector) { delete detector; }
 
 void fv_detector_prune_filters(fv_detector *detector, int prune) { detector->pruneFilters = prune != 0; }
 
-int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
-              double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error) {
+int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride, double minimum_score,
+              int first_level, int level_count, fv_box *boxes, double *scores, int capacity, char **error) {
     try {
+        if (first_level < 0 || level_count < 0) throw std::invalid_argument("negative pyramid level");
         detector->found.clear();
-        if (pyramid_levels > 0 && pyramid_levels != detector->fewLevelsCount) {
-            detector->fewLevels = withPyramidLevels(detector->detector, static_cast<unsigned long>(pyramid_levels));
-            detector->fewLevelsCount = pyramid_levels;
-        }
-        auto &scanning = pyramid_levels > 0 ? detector->fewLevels : detector->detector;
-        scanPyramid(scanning, detector->pruneFilters ? &frontalFaceFilters() : nullptr, view(grey, width, height, stride), minimum_score,
-                    pyramid_levels > 0 ? detector->fewPyramid : detector->pyramid, detector->found);
+        const unsigned long end = level_count == 0 ? ~0ul : static_cast<unsigned long>(first_level + level_count);
+        scanPyramid(detector->detector, detector->pruneFilters ? &frontalFaceFilters() : nullptr, view(grey, width, height, stride),
+                    minimum_score, static_cast<unsigned long>(first_level), end, detector->pyramid, detector->found);
         std::sort(detector->found.begin(), detector->found.end(),
                   [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
                       return a.detection_confidence > b.detection_confidence;
@@ -640,6 +641,7 @@ int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height,
             const dlib::rectangle &r = detector->found[i].rect;
             boxes[i] = {static_cast<float>(r.left()), static_cast<float>(r.top()),
                         static_cast<float>(r.width()), static_cast<float>(r.height())};
+            if (scores) scores[i] = detector->found[i].detection_confidence;
         }
         return count;
     } catch (const std::exception &e) {
@@ -939,6 +941,17 @@ int fv_downscale(const uint8_t *source, int width, int height, int stride,
         report(error, std::string("downscale for detection failed: ") + e.what());
         return -1;
     }
+}
+
+int fv_warp_patch(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch,
+                  int side, char **error) {
+    if (side < 1 || side > kLargestPatch || width < 1 || height < 1) {
+        report(error, "patch warp: a side of 1..." + std::to_string(kLargestPatch) + " and a non-empty image are needed");
+        return -1;
+    }
+    const double (&map)[6] = *reinterpret_cast<const double (*)[6]>(forward);
+    warpAffineReplicate(grey, width, height, static_cast<size_t>(stride), patch, side, static_cast<size_t>(side), map);
+    return 0;
 }
 
 int fv_optimised_for_avx2(void) {

@@ -3,8 +3,12 @@ import FrameKit
 import Glibc
 #endif
 
-/// Runs face detection on its own thread so that no frame waits for it. The frame thread writes a
-/// downscaled grey image into `image` while the worker is idle, submits it, and picks the boxes up
+/// Which levels of the detector's pyramid a detection looks at: the finest few (for small faces), the
+/// rest, or all of them.
+enum DetectionScan { case fine, coarse, whole }
+
+/// Runs face detection on its own thread so that no frame waits for it. The frame thread copies the
+/// frame's grey plane into `image` while the worker is idle, submits it, and picks the boxes up
 /// on a later frame. One job at a time; the image buffer grows to the largest job's and stays.
 ///
 /// `@unchecked Sendable` because its thread is started with a raw pointer to it, and it shares the
@@ -14,8 +18,8 @@ import Glibc
 /// `.working`) until it sets `.done`. `detectNow` runs on the frame thread and only while idle.
 final class DetectionWorker: @unchecked Sendable {
     enum Phase { case idle, working, done }
-    /// A job's boxes, or what the detector threw.
-    typealias Outcome = Result<UnsafeMutableBufferPointer<FaceBox>, any Error>
+    /// A job's faces, or what the detector threw.
+    typealias Outcome = Result<UnsafeMutableBufferPointer<FaceSighting>, any Error>
 
     private let detector: FaceDetector
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -29,11 +33,12 @@ final class DetectionWorker: @unchecked Sendable {
     private var cpuNanoseconds: UInt64 = 0
     // Written by the frame thread while idle, read by the worker while working.
     private(set) var image: Plane
-    /// How many scales of `image` the job scans (0: all).
-    private(set) var pyramidLevels = 0
+    /// The scan the job makes, and the pyramid levels of `image` it looks at.
+    private(set) var scan = DetectionScan.whole
+    private(set) var levels = PyramidLevels.all
     private var storage: UnsafeMutablePointer<UInt8>
     private var storageCapacity = 1
-    private let boxes: UnsafeMutableBufferPointer<FaceBox>
+    private let boxes: UnsafeMutableBufferPointer<FaceSighting>
     private(set) var submittedFrame = 0
 
     init(detector: FaceDetector, capacity: Int) {
@@ -80,10 +85,12 @@ final class DetectionWorker: @unchecked Sendable {
         return cpuNanoseconds
     }
 
-    /// Sizes the image for the next job, scanned at `pyramidLevels` scales (0: all); only while idle.
-    /// Allocates only when the image is larger than any before.
-    func prepare(width: Int, height: Int, pyramidLevels: Int) {
-        self.pyramidLevels = pyramidLevels
+    /// Copies `grey` into the image for the next job, a `scan` of `levels`; only while idle. Allocates
+    /// only when the image is larger than any before.
+    func prepare(copying grey: Plane, scan: DetectionScan, levels: PyramidLevels) {
+        self.scan = scan
+        self.levels = levels
+        let (width, height) = (grey.width, grey.height)
         if width * height > storageCapacity {
             storage.deallocate()
             storageCapacity = width * height
@@ -91,6 +98,7 @@ final class DetectionWorker: @unchecked Sendable {
             storage.initialize(repeating: 0, count: storageCapacity)
         }
         image = Plane(base: storage, stride: width, width: width, height: height)
+        for row in 0..<height { (storage + row * width).update(from: grey.base + row * grey.stride, count: width) }
     }
 
     func submit(frame: Int) {
@@ -121,7 +129,7 @@ final class DetectionWorker: @unchecked Sendable {
 
     private func detect() -> (count: Int, failure: (any Error)?) {
         do {
-            return (try detector.detect(image, pyramidLevels: pyramidLevels, into: boxes), nil)
+            return (try detector.detect(image, levels: levels, into: boxes), nil)
         } catch {
             return (0, error)
         }

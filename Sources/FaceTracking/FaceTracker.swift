@@ -3,7 +3,7 @@ import FrameKit
 /// Follows faces from frame to frame: every frame refits each face's 68 landmarks where its motion
 /// so far says it is now (under 1 ms per face), checks with the face detector's score that the fit
 /// is still on a face, smooths the landmarks, solves the head pose and scores the expressions.
-/// Detection (tens of milliseconds) runs every few frames on a downscaled copy of the Y plane on its
+/// Detection (tens of milliseconds) runs every few frames on a copy of the Y plane on its
 /// own thread, so no frame waits for it; it finds new faces, restarts lost ones and calibrates how
 /// each face's box is drawn. Both of its scans, the coarse one and the fine one for small faces
 /// (down to `minimumFaceSize`, nearly twice the cost), run on the first frame and after that only
@@ -15,8 +15,7 @@ import FrameKit
 /// tracked frame allocates nothing on the frame thread: the fit, the detector's checks of it and the
 /// pose keep their scratch memory in their handles, and so do the detection thread's scans (the
 /// tests and facerelay-bench landmark-memory count them). What still allocates: a face's first
-/// pose (OpenCV's solvePnP), the message of a vision failure, and OpenCV's area downscale on the
-/// frame thread when a detection is prepared (4 blocks for a coarse scan, 8 for a fine one).
+/// pose (OpenCV's solvePnP) and the message of a vision failure.
 public final class FaceTracker {
     public struct Settings: Sendable {
         /// Most faces followed at once.
@@ -24,7 +23,7 @@ public final class FaceTracker {
         /// Frames between detections while all faces are found.
         public var detectionInterval = 30
         /// Smallest face (the width of the detector's box), in pixels of the frame, detection must
-        /// find; sets the downscale of the fine scan (larger is cheaper).
+        /// find; sets the finest level of the detector's pyramid the fine scan looks at (larger is cheaper).
         public var minimumFaceSize = 80
         /// Frames a face that is not found is kept at its last place before it is dropped.
         public var holdFrames = 6
@@ -135,17 +134,17 @@ public final class FaceTracker {
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
         guard synchronous || worker.currentPhase == .idle else { return }
         if synchronous {
-            var detected = false
-            if detectionDue && prepareDetection(grey, fine: false) {
+            // Both scans at once, as one scan of every level: a face one of them would start is not
+            // started again, a few pixels off, by the other.
+            let scan: DetectionScan? = detectionDue && (fineScanSpacedOut || !fineScanUseful(grey)) ? .whole
+                : detectionDue ? .coarse : fineScanReady ? .fine : nil
+            if let scan {
+                prepareDetection(grey, scan)
                 take(worker.detectNow(frame: frameIndex), grey)
-                detected = true
+                refitFaces(grey, seconds: seconds, onlyStarted: true)
             }
-            if fineScanReady && prepareDetection(grey, fine: true) {
-                take(worker.detectNow(frame: frameIndex), grey)
-                detected = true
-            }
-            if detected { refitFaces(grey, seconds: seconds, onlyStarted: true) }
-        } else if detectionDue ? prepareDetection(grey, fine: false) : fineScanReady && prepareDetection(grey, fine: true) {
+        } else if let scan: DetectionScan = detectionDue ? .coarse : fineScanReady ? .fine : nil {
+            prepareDetection(grey, scan)
             worker.submit(frame: frameIndex)
         }
     }
@@ -226,6 +225,7 @@ public final class FaceTracker {
                                  filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count))
         faces[faces.count - 1].isHeld = true
         faces[faces.count - 1].started = true
+        faces[faces.count - 1].confidence = Self.confidence(sighting.score)
         nextID += 1
     }
 
@@ -260,11 +260,11 @@ public final class FaceTracker {
         return false
     }
 
-    /// The side of the box dlib's detector draws around the faces it scores best at its working
-    /// scale (its 80-pixel window, margin included).
+    /// The side of the box dlib's detector draws around the faces it scores best on the image's own
+    /// scale (its 80-pixel window, margin included); each pyramid level finds faces 6/5 as large.
     static let detectorFaceSide: Float = 73
-    /// Scales the fine scan looks at, 5/6 apart: faces from the smallest wanted to 1.7 times that.
-    /// The coarse scan looks at every larger scale (`detectionShrink` counts on three).
+    /// Pyramid levels the fine scan looks at: faces from the smallest wanted to 1.7 times that.
+    /// The coarse scan looks at every level above them.
     static let fineScanLevels = 3
     /// Detection intervals after which the fine scan runs again even if the scene seems unchanged.
     static let fineRescanCycles = 10
@@ -286,9 +286,13 @@ public final class FaceTracker {
     /// frames for a face missing or lost, and would wait for the fine scan; a face just started or
     /// leaving is held for a few frames only.
     private var fineScanReady: Bool {
+        fineScanSpacedOut && frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
+    }
+
+    /// The fine scan is due and far enough from the last one.
+    private var fineScanSpacedOut: Bool {
         let spacing = max(1, settings.detectionInterval * 2 / 3, settings.detectionInterval - Self.fineScanLead)
-        guard fineScanDue && frameIndex - lastFineScanFrame >= spacing else { return false }
-        return frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
+        return fineScanDue && frameIndex - lastFineScanFrame >= spacing
     }
 
     /// Where the faces followed are, with their heads and shoulders: a box three times the face's on a
@@ -312,48 +316,62 @@ public final class FaceTracker {
         return awayFromFaces
     }
 
-    /// Whether the fine scan looks at scales the coarse one does not (not on tiny frames).
-    private func fineScanUseful(_ grey: Plane) -> Bool { detectionShrink(grey, fine: true) < detectionShrink(grey, fine: false) }
-
-    /// How much the fine and the coarse scan shrink the frame: so that the smallest wanted face
-    /// matches the detector's, and where the fine scan's scales end; neither below 80x80 pixels.
-    private func detectionShrink(_ grey: Plane, fine: Bool) -> Float {
-        let smallest = Float(max(80, settings.minimumFaceSize)) / Self.detectorFaceSide
-        // The fine scan's levels are 5/6 apart: the coarse one starts where they end.
-        let shrink = fine ? smallest : smallest * (6 / 5) * (6 / 5) * (6 / 5)
-        return max(1, min(shrink, Float(min(grey.width, grey.height)) / 80))
+    /// The finest pyramid level detection looks at: the one whose faces are the largest not above
+    /// `minimumFaceSize` (the detector finds faces up to about a tenth larger than its own size).
+    private var finestLevel: Int {
+        var level = 0, side = Self.detectorFaceSide * 6 / 5
+        while side <= Float(settings.minimumFaceSize) {
+            level += 1
+            side *= 6 / 5
+        }
+        return level
     }
 
-    /// Fills the worker's image for a coarse or a fine detection; false when the downscale failed
-    /// (counted), which skips this detection until the next one is due. A coarse detection also
-    /// decides whether the fine scan is due.
-    private func prepareDetection(_ grey: Plane, fine: Bool) -> Bool {
-        let factor = detectionShrink(grey, fine: fine)
-        if fine {
+    /// Pyramid levels of `grey` the detector finds faces on: those at least its 80-pixel window tall and wide.
+    private static func levelsWithWindows(_ grey: Plane) -> Int {
+        var side = Float(min(grey.width, grey.height)), levels = 0
+        while side >= 80 {
+            levels += 1
+            side *= 5 / 6
+        }
+        return levels
+    }
+
+    /// Whether the fine scan looks at levels the coarse one does not (not on small frames).
+    private func fineScanUseful(_ grey: Plane) -> Bool { Self.levelsWithWindows(grey) > finestLevel + Self.fineScanLevels }
+
+    /// The levels a scan looks at: the fine scan the finest few, the coarse one the rest (all of them
+    /// on small frames, where the fine scan is not used), the whole scan both at once.
+    private func levels(_ scan: DetectionScan, _ grey: Plane) -> PyramidLevels {
+        switch scan {
+        case .fine: PyramidLevels(first: finestLevel, count: Self.fineScanLevels)
+        case .coarse where fineScanUseful(grey): PyramidLevels(first: finestLevel + Self.fineScanLevels, count: nil)
+        case .coarse, .whole: PyramidLevels(first: finestLevel, count: nil)
+        }
+    }
+
+    /// Copies the frame into the worker's image for a scan; a coarse or whole one also decides
+    /// whether the fine scan is due.
+    private func prepareDetection(_ grey: Plane, _ scan: DetectionScan) {
+        if scan != .coarse {
             fineScanDue = false
             lastFineScanFrame = frameIndex
-        } else {
+        }
+        if scan != .fine {
             lastDetectionFrame = frameIndex
             coarseScanDue = false
         }
-        worker.prepare(width: Int(Float(grey.width) / factor), height: Int(Float(grey.height) / factor),
-                       pyramidLevels: fine ? Self.fineScanLevels : 0)
-        do {
-            try detector.downscale(grey, into: worker.image)
-        } catch {
-            recordVisionError(error)
-            return false
-        }
+        worker.prepare(copying: grey, scan: scan, levels: levels(scan, grey))
         snapshot.removeAll(keepingCapacity: true)
         for face in faces where face.heldFrames == 0 {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
         sceneChange.measure(grey)
-        sceneChange.markScanned(fine ? .fine : .coarse, faces: followedFaces)
+        if scan != .fine { sceneChange.markScanned(.coarse, faces: followedFaces) }
+        if scan != .coarse { sceneChange.markScanned(.fine, faces: followedFaces) }
         if frameIndex - lastFineScanFrame >= settings.detectionInterval * Self.fineRescanCycles { fineScanDue = true }
-        // Without a fine scale to look at, the coarse scan covers every size.
+        // Without a fine level to look at, the coarse scan covers every size.
         if !fineScanUseful(grey) { fineScanDue = false }
-        return true
     }
 
     private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {
@@ -425,11 +443,10 @@ public final class FaceTracker {
     /// face's framing (against its landmarks of that frame); a box for a lost face is moved on by the
     /// face's motion for the frames since; and any fit from a detection box must converge and score as
     /// a face on this frame before it counts.
-    private func merge(_ found: UnsafeMutableBufferPointer<FaceBox>, _ grey: Plane) {
-        let scale = Float(grey.width) / Float(max(1, worker.image.width))
+    private func merge(_ found: UnsafeMutableBufferPointer<FaceSighting>, _ grey: Plane) {
         let elapsed = Float(frameIndex - worker.submittedFrame)
         for detection in found {
-            let box = detection.scaled(by: scale)
+            let box = detection.box
             // The face this detection belongs to on the frame it was run on.
             var best = -1, bestOverlap: Float = 0.3
             for (i, known) in snapshot.enumerated() where known.box.overlap(with: box) > bestOverlap {
@@ -450,12 +467,20 @@ public final class FaceTracker {
             }
             if isFollowed(near: box) { continue }
             // Started where the detector scores a face on this frame at its own threshold, as the
-            // search where a face was lost does: it would not be shown below that.
-            guard faces.count < settings.maximumFaces,
-                  let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
-            startFace(raw, sighting)
+            // search where a face was lost does: it would not be shown below that. A detection of
+            // this very frame is that score, on dlib's own windows.
+            guard faces.count < settings.maximumFaces else { continue }
+            if elapsed == 0 {
+                guard detection.score >= 0, let raw = fitLandmarks(grey, in: FitRegion(box: box, angle: 0)) else { continue }
+                startFace(raw, detection)
+                faces[faces.count - 1].detectedOnFrame = frameIndex
+            } else {
+                guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
+                startFace(raw, sighting)
+            }
             // The scan saw it there: its moving on from there is no news.
-            sceneChange.addFace(box.grown(by: 1), to: worker.pyramidLevels == 0 ? .coarse : .fine)
+            if worker.scan != .fine { sceneChange.addFace(box.grown(by: 1), to: .coarse) }
+            if worker.scan != .coarse { sceneChange.addFace(box.grown(by: 1), to: .fine) }
         }
     }
 
@@ -516,7 +541,8 @@ public final class FaceTracker {
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * Self.unexpectedChange
             || abs(region.box.width / predicted.box.width - 1) > Self.unexpectedChange
             || abs(region.angle - predicted.angle) > Self.unexpectedChange
-        let checked = unexpected || face.isHeld || face.atEdge || (frameIndex + face.id) % Self.checkInterval == 0
+        // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
+        let checked = face.detectedOnFrame != frameIndex && (unexpected || face.isHeld || face.atEdge || (frameIndex + face.id) % Self.checkInterval == 0)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.

@@ -41,7 +41,7 @@ public protocol FaceLandmarker: AnyObject {
 }
 
 /// Where the detector sees a face best near a given box, and how surely.
-public struct FaceSighting: Sendable {
+public struct FaceSighting: Sendable, Equatable {
     /// As the detector draws it around the upright face (turned by the angle that was searched).
     public var box: FaceBox
     /// 0 is the detection threshold; faces score up to about 3, background about -1 or less, and
@@ -54,14 +54,30 @@ public struct FaceSighting: Sendable {
     }
 }
 
+/// Levels of the detector's image pyramid: level 0 is the image itself (faces of about 73 pixels),
+/// each next level 5/6 the size of the one above (faces 6/5 larger).
+public struct PyramidLevels: Sendable, Equatable, CustomStringConvertible {
+    public var first: Int
+    /// How many levels from `first`; nil: every level to the smallest.
+    public var count: Int?
+
+    public init(first: Int, count: Int?) {
+        self.first = first
+        self.count = count
+    }
+
+    /// Every level: what dlib's detector scans.
+    public static let all = PyramidLevels(first: 0, count: nil)
+
+    public var description: String { count.map { "levels \(first)..<\(first + $0)" } ?? "levels \(first)..." }
+}
+
 /// Finds faces. Not Sendable: a tracker's `DetectionWorker` hands its detector between the frame thread
-/// (which downscales into the worker's image) and the detection thread (which detects), one at a time.
+/// (which copies the frame into the worker's image) and the detection thread (which detects), one at a time.
 public protocol FaceDetector: AnyObject {
-    /// Writes up to `into.count` boxes, most confident first, and returns how many. `pyramidLevels`
-    /// > 0 looks only at that many scales, from the image's own down by 5/6 each; 0 at every scale.
-    func detect(_ grey: FrameKit.Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int
-    /// Shrinks a grey plane into a smaller one for detection (called on the frame thread).
-    func downscale(_ grey: FrameKit.Plane, into smaller: FrameKit.Plane) throws
+    /// Writes up to `into.count` faces with their scores, most confident first, and returns how many:
+    /// the windows dlib's detector finds on `grey` at the pyramid levels `levels`.
+    func detect(_ grey: FrameKit.Plane, levels: PyramidLevels, into faces: UnsafeMutableBufferPointer<FaceSighting>) throws -> Int
 }
 
 public protocol PoseSolver: AnyObject {

@@ -30,6 +30,8 @@ public struct TrackedFace {
     var wasShown = false
     /// Started or restarted by a detection since it was last refitted.
     var started = false
+    /// The frame a whole-frame scan found it on, started from that scan's box and score.
+    var detectedOnFrame = -1
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none
     /// True while the fit's box reaches past the frame's edge: part of the face may be off the frame.

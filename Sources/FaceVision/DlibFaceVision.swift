@@ -97,10 +97,13 @@ extension fv_box {
     init(_ box: FaceBox) { self.init(x: box.x, y: box.y, width: box.width, height: box.height) }
 }
 
-/// dlib's HOG frontal face detector, with OpenCV's area resize for the downscaled copy.
+/// dlib's HOG frontal face detector.
 public final class DlibFaceDetector: FaceDetector {
     private let handle: OpaquePointer
     private let minimumScore: Double
+    /// What fv_detect writes, before it is copied out as sightings; grown to the largest request.
+    private var boxes = UnsafeMutableBufferPointer<fv_box>.allocate(capacity: 0)
+    private var scores = UnsafeMutableBufferPointer<Double>.allocate(capacity: 0)
 
     /// `prunedFilters: false` scores every window with the detector's whole filters, as dlib does:
     /// slower, and what the tests compare the default with.
@@ -112,18 +115,31 @@ public final class DlibFaceDetector: FaceDetector {
         fv_detector_prune_filters(handle, prunedFilters ? 1 : 0)
     }
 
-    deinit { fv_detector_destroy(handle) }
+    deinit {
+        fv_detector_destroy(handle)
+        boxes.deallocate()
+        scores.deallocate()
+    }
 
-    public func detect(_ grey: Plane, pyramidLevels: Int = 0, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(VisionError) -> Int {
-        var error: UnsafeMutablePointer<CChar>?
-        let found = boxes.withMemoryRebound(to: fv_box.self) { raw in
-            fv_detect(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), minimumScore,
-                      Int32(pyramidLevels), raw.baseAddress, Int32(raw.count), &error)
+    public func detect(_ grey: Plane, levels: PyramidLevels = .all, into faces: UnsafeMutableBufferPointer<FaceSighting>) throws(VisionError) -> Int {
+        if boxes.count < faces.count {
+            boxes.deallocate()
+            scores.deallocate()
+            boxes = .allocate(capacity: faces.count)
+            scores = .allocate(capacity: faces.count)
         }
+        var error: UnsafeMutablePointer<CChar>?
+        let found = fv_detect(handle, grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), minimumScore,
+                              Int32(levels.first), Int32(levels.count ?? 0), boxes.baseAddress, scores.baseAddress, Int32(faces.count), &error)
         guard found >= 0 else { throw visionError(error, "face detection failed") }
+        for i in 0..<Int(found) {
+            let box = boxes[i]
+            faces[i] = FaceSighting(box: FaceBox(x: box.x, y: box.y, width: box.width, height: box.height), score: Float(scores[i]))
+        }
         return Int(found)
     }
 
+    /// An area-averaged copy of `grey` at the size of `smaller` (for test scenes of many face sizes).
     public func downscale(_ grey: Plane, into smaller: Plane) throws(VisionError) {
         var error: UnsafeMutablePointer<CChar>?
         guard fv_downscale(grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride),

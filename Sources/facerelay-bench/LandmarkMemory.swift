@@ -32,10 +32,10 @@ struct LandmarkMemory: ParsableCommand {
         // The photo and its face box first, so that decoding and detection are not counted below.
         let image = try GreyImage(path: photo, library: PipelineLibrary(directory: pipelines))
         let detector = try DlibFaceDetector()
-        let boxes = UnsafeMutableBufferPointer<FaceBox>.allocate(capacity: 4)
+        let boxes = UnsafeMutableBufferPointer<FaceSighting>.allocate(capacity: 4)
         defer { boxes.deallocate() }
         guard try detector.detect(image.plane, into: boxes) > 0 else { throw ValidationError("no face found on \(photo)") }
-        let box = boxes[0]
+        let box = boxes[0].box
 
         var last = residentKilobytes()
         print(pad("process resident memory", 44) + pad("total MB", 10) + "added KB")
@@ -67,9 +67,8 @@ struct LandmarkMemory: ParsableCommand {
         for _ in 0..<fits { _ = try landmarker.locateFace(image.plane, around: box, angle: 0, reach: 0.5) }
         let checkAllocations = Double(fr_allocation_count() - checksBefore) / Double(fits)
 
-        // The detection thread's scans, and the frame thread's downscale for them, each counted on
-        // the calling thread: a 720p frame with the photo on it, shrunk as for the coarse and the
-        // fine scan at the default settings (675x380 and 1168x657).
+        // The detection thread's scans, each counted on the calling thread: a 720p frame with the
+        // photo on it, scanned as the coarse and the fine scan look at it at the default settings.
         let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720)
         defer { frame.deallocate() }
         frame.update(repeating: 96, count: 1280 * 720)
@@ -77,8 +76,6 @@ struct LandmarkMemory: ParsableCommand {
             (frame + row * 1280 + 300).update(from: image.plane.base + row * image.plane.stride, count: min(image.plane.width, 980))
         }
         let frame720 = Plane(base: frame, stride: 1280, width: 1280, height: 720)
-        let scaled = UnsafeMutablePointer<UInt8>.allocate(capacity: 1168 * 657)
-        defer { scaled.deallocate() }
         func perCall(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
             try body()
             let before = fr_allocation_count()
@@ -86,10 +83,8 @@ struct LandmarkMemory: ParsableCommand {
             return Double(fr_allocation_count() - before) / Double(count)
         }
         var scans: [(String, Double)] = []
-        for (name, width, height, levels) in [("coarse", 675, 380, 0), ("fine", 1168, 657, 3)] {
-            let small = Plane(base: scaled, stride: width, width: width, height: height)
-            scans.append(("downscale for a \(name) scan", try perCall(20) { try detector.downscale(frame720, into: small) }))
-            scans.append(("\(name) scan", try perCall(5) { _ = try detector.detect(small, pyramidLevels: levels, into: boxes) }))
+        for (name, levels) in [("coarse", PyramidLevels(first: 3, count: nil)), ("fine", PyramidLevels(first: 0, count: 3))] {
+            scans.append(("\(name) scan", try perCall(5) { _ = try detector.detect(frame720, levels: levels, into: boxes) }))
         }
 
         let tracker = try makeFaceTracker(settings: FaceTracker.Settings(), model: model)

@@ -83,21 +83,23 @@ public final class SceneDetector: FaceDetector {
     let scene: Scene
     public init(_ scene: Scene) { self.scene = scene }
 
-    public func detect(_ grey: Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws(SceneFailure) -> Int {
-        if pyramidLevels == 0 { scene.coarseScans += 1 } else { scene.fineScans += 1 }
+    /// A scan to the smallest level is a coarse one, a scan from level 0 a fine one: a whole scan is both.
+    public func detect(_ grey: Plane, levels: PyramidLevels, into boxes: UnsafeMutableBufferPointer<FaceSighting>) throws(SceneFailure) -> Int {
+        if levels.count == nil { scene.coarseScans += 1 }
+        if levels.first == 0 { scene.fineScans += 1 }
         if let failure = scene.detectorFailure { throw failure }
         let scale = Float(grey.width) / Float(scene.width)
         var count = 0
         for (index, face) in scene.faces.enumerated() where !scene.hiddenFromDetector.contains(index) && count < boxes.count {
             let box = Scene.box(face.landmarks)
             guard box.centre.x >= 0, box.centre.x < Float(scene.width) else { continue }
-            boxes[count] = box.scaled(by: scale)
+            // Scored as the detector's look around it scores it first.
+            let score = scene.notFaceLike.contains(index) ? -2 : scene.scores[index] ?? 2
+            boxes[count] = FaceSighting(box: box.scaled(by: scale), score: score)
             count += 1
         }
         return count
     }
-
-    public func downscale(_ grey: Plane, into smaller: Plane) {}
 }
 
 public final class SceneLandmarker: FaceLandmarker {

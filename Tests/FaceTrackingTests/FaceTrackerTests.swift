@@ -403,25 +403,27 @@ import Testing
         #expect(visibleIDs(tracker) == [1])
     }
 
-    @Test func aNewFaceWaitingForTheDetectorsScoreIsNoReasonToScanTheWholeFrameAgainNorWatchedForOnceDropped() {
+    /// A face the whole-frame scan finds on a frame is shown on that frame, from the scan's own window
+    /// and score (dlib's): the detector's check around the fit looks at a window a few pixels off, and
+    /// at a face cut off by the frame's edge can score it below the threshold dlib's scan found it at
+    /// (a photo in the corpus: 0.88 by the scan, 0.08 by the check). Without the rule such a face is
+    /// not shown on a single image at all.
+    @Test func aFaceTheWholeFrameScanFindsIsShownOnThatFrameFromTheScansScore() {
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        scene.scores = [0: 0.1]
         scene.laterScores = [0: -0.3]
         let tracker = tracker(scene)
         step(tracker, 0, scene)
-        #expect(tracker.faces.count == 1 && visibleIDs(tracker).isEmpty, "started, not shown at a confidence of 0.35")
+        #expect(visibleIDs(tracker) == [1], "shown at the scan's confidence of 0.55")
+        #expect(abs(tracker.faces[0].confidence - 0.55) < 1e-3)
         let scans = scene.coarseScans + scene.fineScans
-        for frame in 1..<3 {
+        for frame in 1..<4 {
             step(tracker, frame, scene)
-            #expect(visibleIDs(tracker).isEmpty)
+            // Checked at -0.3 (a confidence of 0.35), above the doubtful level: still shown.
+            #expect(visibleIDs(tracker) == [1], "frame \(frame)")
         }
-        #expect(scene.coarseScans + scene.fineScans - scans == 0, "whole-frame scans for a face found where it is: \(scene.coarseScans + scene.fineScans - scans)")
-        // Dropped on its fourth doubtful frame, never shown: not watched for as a face that left.
-        step(tracker, 3, scene)
-        #expect(tracker.faces.isEmpty)
-        let looks = scene.looksAround
-        for frame in 4..<25 { step(tracker, frame, scene) }
-        #expect(scene.looksAround == looks, "searches where a face never shown was dropped: \(scene.looksAround - looks)")
+        #expect(scene.coarseScans + scene.fineScans == scans, "whole-frame scans for a face followed where it is")
     }
 
     @Test func aFaceHiddenForDoubtIsShownAgainOnlyOnceTheDetectorScoresItAsADetection() {

@@ -30,7 +30,8 @@ import Testing
         }
         let mean = errors.reduce(0, +) / Float(errors.count)
         #expect(mean < 0.05)
-        #expect(detector.detections >= 5, "detections ran, late, during the slide")
+        // The first frame's one scan of every level, then the late ones let through during the slide.
+        #expect(detector.detections >= 4, "detections ran, late, during the slide")
     }
 
     @Test func suddenJumpsOfAThirdOfTheFaceKeepItsIDAndLandmarks() throws {
@@ -259,8 +260,8 @@ private final class GatedDetector: FaceDetector {
     /// Lets every pending and future detection through, so that the tracker can shut down.
     func openForGood() { for _ in 0..<1000 { gate.signal() } }
 
-    func detect(_ grey: Plane, pyramidLevels: Int, into boxes: UnsafeMutableBufferPointer<FaceBox>) throws -> Int {
-        let found = try inner.detect(grey, pyramidLevels: pyramidLevels, into: boxes)
+    func detect(_ grey: Plane, levels: PyramidLevels, into boxes: UnsafeMutableBufferPointer<FaceSighting>) throws -> Int {
+        let found = try inner.detect(grey, levels: levels, into: boxes)
         if calls.add(1, ordering: .relaxed).newValue > 2 {
             waiting.add(1, ordering: .releasing)
             gate.wait()
@@ -268,8 +269,6 @@ private final class GatedDetector: FaceDetector {
         }
         return found
     }
-
-    func downscale(_ grey: Plane, into smaller: Plane) throws { try inner.downscale(grey, into: smaller) }
 }
 
 private final class NoPoseSolver: PoseSolver {

@@ -13,12 +13,13 @@ import Testing
         let photo = try FacePhoto.shared.get()
         let model = try LandmarkModel()
         let detector = try DlibFaceDetector()
-        let found = UnsafeMutableBufferPointer<FaceBox>.allocate(capacity: 4)
+        let found = UnsafeMutableBufferPointer<FaceSighting>.allocate(capacity: 4)
         defer { found.deallocate() }
         try #require(try detector.detect(photo.plane, into: found) >= 1, "the face on portrait.png")
         // Each thread fits its own box: were any scratch memory shared, two threads fitting the same
         // box would write the same values into it and hide the race.
-        let boxes = [found[0], FaceBox(x: found[0].x + 6, y: found[0].y - 4, width: found[0].width * 1.05, height: found[0].height * 1.05)]
+        let face = found[0].box
+        let boxes = [face, FaceBox(x: face.x + 6, y: face.y - 4, width: face.width * 1.05, height: face.height * 1.05)]
         let alone = try DlibLandmarker(model: model)
         let expected = try boxes.map { try #require(try alone.fit(photo.plane, in: $0)) }
         #expect(!same(expected[0], expected[1]), "the two boxes give different fits")

@@ -38,13 +38,15 @@ typedef struct fv_pose_solver fv_pose_solver;
 fv_detector *fv_detector_create(char **error);
 void fv_detector_destroy(fv_detector *detector);
 /// Writes up to `capacity` face boxes scoring at least `minimum_score` (0 is dlib's default; higher
-/// rejects more look-alikes such as faces printed on clothing), most confident first; returns how
-/// many, or -1 on error. `pyramid_levels` > 0 scans only that many scales, from the image's own down
-/// by 5/6 each (faces of about 73, 88, 105... pixels); 0 scans them all. The same windows and scores
-/// as dlib's detector, on buffers kept in `detector` (one set for all levels, one for a few): once an
-/// image size has been scanned, a scan allocates nothing unless it finds more windows than before.
-int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
-              double minimum_score, int pyramid_levels, fv_box *boxes, int capacity, char **error);
+/// rejects more look-alikes such as faces printed on clothing), most confident first, and, when
+/// `scores` is not NULL, their scores; returns how many, or -1 on error. Scans dlib's image pyramid
+/// (the image, then each level 5/6 of the one above: boxes of about 73, 88, 105... pixels) from
+/// level `first_level`, `level_count` levels (0: to the end). Every level's windows and scores are
+/// those dlib's detector finds on the whole image at that level; levels outside the range are only
+/// resampled, not scanned. On buffers kept in `detector`: once an image size has been scanned, a
+/// scan allocates nothing unless it finds more windows than before.
+int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride, double minimum_score,
+              int first_level, int level_count, fv_box *boxes, double *scores, int capacity, char **error);
 /// Whether fv_detect sums a window's whole filters only where its largest ones leave it near the
 /// floor (pruned_filters.h; the default, 1) or everywhere, as dlib does (0): what they find is
 /// compared in the tests.
@@ -92,6 +94,12 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
 /// 0 on success, -1 on error.
 int fv_downscale(const uint8_t *source, int width, int height, int stride,
                  uint8_t *destination, int destination_width, int destination_height, char **error);
+
+/// The sampling fv_locate_face reads its patch with: cv::warpAffine(image, patch, forward,
+/// INTER_LINEAR, BORDER_REPLICATE) into a `side` x `side` patch (1...256, rows `side` bytes apart),
+/// `forward` mapping image to patch as a row-major 2x3 matrix; allocates nothing. 0, or -1 on error.
+int fv_warp_patch(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch,
+                  int side, char **error);
 
 /// 1 when this build uses AVX2/FMA code paths, 0 for the portable build.
 int fv_optimised_for_avx2(void);
