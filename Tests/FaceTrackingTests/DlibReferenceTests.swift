@@ -1,0 +1,183 @@
+import CDlibReference
+import CFaceVision
+import FaceTracking
+import FaceVision
+import Foundation
+import FrameKit
+import Testing
+
+/// dlib's own detector and shape predictor, and OpenCV's own warpAffine, on the real-face corpus
+/// (Tests/Fixtures/face-corpus.sh: fourteen people, group photos, faces cut off by the frame's edge,
+/// photos with no face dlib finds): what the shim re-implements for speed must give what they give,
+/// and the tracker must show every face dlib's stock detector finds.
+@Suite(.serialized) struct DlibReferenceTests {
+    /// The whole-frame scan finds dlib's windows with dlib's scores, every one of them and no more;
+    /// split into the fine scan's levels and the coarse scan's, as the tracker scans, it still finds
+    /// every window dlib finds (each split may keep more: a window only a level of the other half
+    /// suppressed).
+    @Test func theWholeFrameScanFindsDlibsWindowsWithDlibsScores() throws {
+        let corpus = try FaceCorpus.shared.get()
+        var error: UnsafeMutablePointer<CChar>?
+        let detector = try #require(fv_detector_create(&error))
+        defer { fv_detector_destroy(detector) }
+        let capacity = 64
+        let boxes = UnsafeMutablePointer<fv_box>.allocate(capacity: capacity), scores = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        defer { boxes.deallocate(); scores.deallocate() }
+        var compared = 0
+        for photo in corpus.photos {
+            let stock = try photo.stockDetections()
+            func scan(first: Int32, count: Int32) -> [dr_detection] {
+                let found = fv_detect(detector, photo.pixels, photo.width, photo.height, photo.width, 0, first, count, boxes, scores, Int32(capacity), &error)
+                #expect(found >= 0, "\(photo.name): fv_detect failed")
+                return (0..<Int(max(0, found))).map { dr_detection(x: boxes[$0].x, y: boxes[$0].y, width: boxes[$0].width, height: boxes[$0].height, score: scores[$0], detector: 0) }
+            }
+            let whole = scan(first: 0, count: 0)
+            let split = scan(first: 0, count: 3) + scan(first: 3, count: 0)
+            #expect(whole.count == stock.count, "\(photo.name): \(whole.count) windows, dlib's detector \(stock.count)")
+            for window in stock {
+                #expect(whole.contains { Self.same($0, window) }, "\(photo.name): dlib's window \(window) is not the whole scan's \(whole)")
+                #expect(split.contains { Self.same($0, window) }, "\(photo.name): dlib's window \(window) is not found by the fine and coarse scans \(split)")
+                compared += 1
+            }
+        }
+        #expect(compared >= 15, "only \(compared) faces in the corpus")
+    }
+
+    static func same(_ a: dr_detection, _ b: dr_detection) -> Bool {
+        abs(a.x - b.x) <= 1 && abs(a.y - b.y) <= 1 && abs(a.width - b.width) <= 1 && abs(a.height - b.height) <= 1 && abs(a.score - b.score) <= 1e-3
+    }
+
+    /// The patch the detector's check of a fit reads is cv::warpAffine's with replicated borders, to
+    /// within a grey level, for patches turned, scaled and reaching past every edge of the photo.
+    @Test func thePatchWarpIsOpenCVs() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let side = 176
+        let ours = UnsafeMutablePointer<UInt8>.allocate(capacity: side * side), theirs = UnsafeMutablePointer<UInt8>.allocate(capacity: side * side)
+        defer { ours.deallocate(); theirs.deallocate() }
+        var error: UnsafeMutablePointer<CChar>?
+        var patches = 0
+        for photo in corpus.photos {
+            let (w, h) = (Double(photo.width), Double(photo.height))
+            for (angle, scale, cx, cy) in [(0.0, 1.0, w / 2, h / 2), (0.3, 0.73, w / 3, h / 2), (-0.7, 0.41, 0, 0), (2.5, 1.9, w, h), (0.05, 0.2, w * 0.9, 10)] {
+                let c = cos(angle) * scale, s = sin(angle) * scale, half = Double(side - 1) / 2
+                let forward = [c, s, half - c * cx - s * cy, -s, c, half + s * cx - c * cy]
+                #expect(fv_warp_patch(photo.pixels, photo.width, photo.height, photo.width, forward, ours, Int32(side), &error) == 0)
+                #expect(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, theirs, Int32(side), &error) == 0)
+                var worst = 0
+                for i in 0..<(side * side) { worst = max(worst, abs(Int(ours[i]) - Int(theirs[i]))) }
+                #expect(worst <= 1, "\(photo.name), angle \(angle), scale \(scale): \(worst) grey levels from cv::warpAffine")
+                patches += 1
+            }
+        }
+        #expect(patches >= 50)
+    }
+
+    /// On every photo, the tracker shows every face of 80 px or more dlib's stock detector finds at
+    /// full resolution, on the first frame, and no face where dlib finds none; its landmarks are
+    /// within 4 % of the outer-eye distance of dlib's own shape predictor on dlib's box (mean over the
+    /// 68 points and the faces), none over 10 %, whatever the person. Not compared for a face whose box
+    /// reaches past the frame's edge: there dlib's predictor reads black, the shim the nearest pixel of
+    /// the edge, and neither is the face.
+    @Test func everyFaceDlibFindsIsShownWithDlibsLandmarks() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        var error: UnsafeMutablePointer<CChar>?
+        let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
+        defer { dr_predictor_destroy(predictor) }
+        var settings = FaceTracker.Settings()
+        settings.maximumFaces = 8
+        var faces = 0, errors: [Float] = []
+        for photo in corpus.photos {
+            let tracker = try makeFaceTracker(settings: settings, model: model)
+            photo.withPlane { tracker.process($0, seconds: 0) }
+            let shown = tracker.faces.filter { !$0.isHeld }
+            let stock = try photo.stockDetections().filter { $0.width >= 80 }
+            for face in stock {
+                let centre = Point(x: face.x + face.width / 2, y: face.y + face.height / 2)
+                guard let match = shown.first(where: { $0.box.centre.distance(to: centre) < face.width * 0.3 }) else {
+                    Issue.record("\(photo.name): dlib's face at \(face) (score \(face.score)) is not shown; shown: \(shown.map(\.box))")
+                    continue
+                }
+                faces += 1
+                guard face.x >= 0, face.y >= 0, face.x + face.width <= Float(photo.width), face.y + face.height <= Float(photo.height) else { continue }
+                var points = [Float](repeating: 0, count: 136)
+                #expect(dr_fit(predictor, photo.pixels, photo.width, photo.height, photo.width, face.x, face.y, face.width, face.height, &points, &error) == 0)
+                let eyes = hypotf(points[2 * 45] - points[2 * 36], points[2 * 45 + 1] - points[2 * 36 + 1])
+                var total: Float = 0
+                for i in 0..<68 { total += hypotf(match.landmarks[i].x - points[2 * i], match.landmarks[i].y - points[2 * i + 1]) }
+                let error = total / 68 / eyes
+                #expect(error <= 0.10, "\(photo.name): landmarks of the face at \(face) are \(error * 100) % of the eye distance from dlib's fit")
+                errors.append(error)
+            }
+            // Nothing dlib takes for a face at its own threshold is shown as one.
+            for face in shown where !stock.contains(where: { face.box.centre.distance(to: Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2)) < $0.width * 0.3 }) {
+                Issue.record("\(photo.name): a face shown at \(face.box) where dlib's detector finds none")
+            }
+        }
+        #expect(faces >= 15 && errors.count >= 12, "only \(faces) faces found, \(errors.count) compared")
+        let mean = errors.reduce(0, +) / Float(max(1, errors.count))
+        #expect(mean <= 0.04, "landmarks \(mean * 100) % of the eye distance from dlib's fit on average: \(errors)")
+    }
+}
+
+/// The corpus photos as grey pixels, read once for every test.
+final class FaceCorpus: Sendable {
+    struct Photo: Sendable {
+        let name: String
+        let width: Int32, height: Int32
+        /// Row-major grey pixels, `width` bytes a row; never freed (the corpus lives as long as the tests).
+        nonisolated(unsafe) let pixels: UnsafeMutablePointer<UInt8>
+
+        func withPlane<T>(_ body: (Plane) throws -> T) rethrows -> T {
+            try body(Plane(base: pixels, stride: Int(width), width: Int(width), height: Int(height)))
+        }
+
+        /// dlib::get_frontal_face_detector() on the photo at its own size, at dlib's threshold.
+        func stockDetections() throws -> [dr_detection] {
+            var error: UnsafeMutablePointer<CChar>?
+            var found = [dr_detection](repeating: dr_detection(), count: 64)
+            let count = dr_detect(pixels, width, height, width, 0, &found, 64, &error)
+            guard count >= 0 else {
+                defer { dr_free_error(error) }
+                throw FixtureError(description: "\(name): \(error.map { String(cString: $0) } ?? "dlib's detector failed")")
+            }
+            return Array(found[0..<Int(count)])
+        }
+    }
+
+    let photos: [Photo]
+
+    static let shared: Result<FaceCorpus, FixtureError> = Result { () throws(FixtureError) in try FaceCorpus() }
+
+    private init() throws(FixtureError) {
+        _ = try FacePhoto.shared.get()  // make-fixtures.sh has fetched the corpus
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let directory = (ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? root + "/.build/test-fixtures") + "/corpus"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pgm") }.sorted()
+        guard names.count >= 12 else { throw FixtureError(description: "\(directory) holds \(names.count) photos; run Tests/Fixtures/face-corpus.sh") }
+        photos = try names.map { name throws(FixtureError) in try Self.readPGM(directory + "/" + name) }
+    }
+
+    /// A binary PGM as Pillow writes it: "P5", width, height, 255, one whitespace, the pixels.
+    static func readPGM(_ path: String) throws(FixtureError) -> Photo {
+        guard let data = FileManager.default.contents(atPath: path) else { throw FixtureError(description: "cannot read \(path)") }
+        var fields: [Int] = [], index = data.startIndex, token = ""
+        guard data.starts(with: Array("P5".utf8)) else { throw FixtureError(description: "\(path) is not a binary PGM") }
+        index += 2
+        while fields.count < 3, index < data.endIndex {
+            let byte = data[index]
+            index += 1
+            if byte >= 0x30 && byte <= 0x39 { token.append(Character(UnicodeScalar(byte))) } else if !token.isEmpty {
+                fields.append(Int(token)!)
+                token = ""
+            }
+        }
+        guard fields.count == 3, fields[2] == 255, data.endIndex - index >= fields[0] * fields[1] else {
+            throw FixtureError(description: "\(path): a PGM of 8-bit pixels expected")
+        }
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: fields[0] * fields[1])
+        data.copyBytes(to: pixels, from: index..<(index + fields[0] * fields[1]))
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        return Photo(name: name, width: Int32(fields[0]), height: Int32(fields[1]), pixels: pixels)
+    }
+}
