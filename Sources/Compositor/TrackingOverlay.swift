@@ -10,7 +10,7 @@ public struct TrackingOverlay {
     public func draw(_ faces: some Collection<TrackedFace>, ruleCount: Int, on frame: VideoFrame) {
         let canvas = Canvas(frame)
         let scale = max(1, frame.width / 640)
-        for face in faces where !face.isHeld {
+        for face in faces where face.isShown {
             let box = face.box
             canvas.strokeRectangle(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height),
                                    thickness: scale, .white)

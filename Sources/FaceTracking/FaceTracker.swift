@@ -17,25 +17,70 @@ import FrameKit
 /// tests and facerelay-bench landmark-memory count them). What still allocates: a face's first
 /// pose (OpenCV's solvePnP) and the message of a vision failure.
 public final class FaceTracker {
+    /// What each setting trades is said beside it, and the benchmark rows that set it
+    /// (`Tests/Benchmarks/tracking-quality.sh`, one row per person and sequence; docs/tracking.md).
     public struct Settings: Sendable {
         /// Most faces followed at once.
         public var maximumFaces = 4
-        /// Frames between detections while all faces are found.
+        /// Frames between detections while all faces are found: a new face in a changing scene is
+        /// found within this many frames; each detection costs tens of milliseconds on its own thread.
         public var detectionInterval = 30
         /// Smallest face (the width of the detector's box), in pixels of the frame, detection must
         /// find; sets the finest level of the detector's pyramid the fine scan looks at (larger is cheaper).
         public var minimumFaceSize = 80
-        /// Frames a face that is not found is kept at its last place before it is dropped.
+        /// Frames a face that is not found is kept at its last place before it is dropped: a face
+        /// the fit misses for a frame or two (a hand passing, motion blur) keeps its id, at the cost
+        /// of a lost face's id lingering that long (rows `jumps`, `crossing`).
         public var holdFrames = 6
         /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
         /// A new face, and one so hidden, is shown from the detector's own threshold (0.5) up.
+        /// Lower keeps a face turning away shown longer, on fits that lie off it (row `yaw`).
         public var doubtfulConfidence: Float = 0.25
-        /// Frames in a row hidden for doubt before a face is dropped.
+        /// Fits in a row hidden for doubt before a face is dropped.
         public var doubtfulFramesToDrop = 4
         public var smoothing = Smoothing.lowpass
         public var expressions = ExpressionSettings()
         /// Detect on the frame thread, so results depend only on the frames (single images, tests).
         public var synchronousDetection = false
+
+        /// Frames between the detector's checks of a face that moves as expected (about 0.45 ms
+        /// each): more often costs CPU, less often shows a fit that slid off a face for longer
+        /// (rows `still`, CPU ms).
+        public var checkInterval = 3
+        /// How far a fit may land from where it was expected (in box widths, in relative size and in
+        /// radians) before the detector checks it at once: a face that jumps pulls the fit part of
+        /// the way, or stretches it, beyond the fit's noise and a moving head's change of speed
+        /// (rows `jumps`, `slide`; below the noise it checks on every frame of `webcam`).
+        public var unexpectedChange: Float = 0.02
+        /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
+        /// from the fit, before the face is fitted again from the detector's box: beyond the
+        /// detector's own step (8 pixels of its 80-pixel window), so its steps are not taken for jumps.
+        public var refitDistance: Float = 0.15
+        /// How far around a face the detector looks, in box widths, when a fit is unexpected, held
+        /// or at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).
+        public var searchReach: Float = 0.5
+        /// How long after a shown face was lost the watch for it lasts, unless it is back sooner:
+        /// the search where it was lost and frequent coarse scans (rows `leave_*`, `turn`).
+        public var lostWatchFrames = 90
+        /// Frames between searches around where faces were lost, on the frame thread (about 1.3 ms
+        /// each): a face coming back in is found within this many frames of being whole again.
+        public var lostSearchInterval = 3
+        /// Fewest frames between coarse scans while the watch lasts (a face lost may come back elsewhere).
+        public var watchDetectionInterval = 5
+        /// Pyramid levels the fine scan looks at: faces from the smallest wanted to 1.7 times that;
+        /// the coarse scan looks at every level above them (rows `small720`, `small1080`, `facecam`).
+        public var fineScanLevels = 3
+        /// Detection intervals after which the coarse scan runs even though the scene seems
+        /// unchanged and no face changed size: a new face right beside a followed one, where a
+        /// change is no news, is found within this many intervals.
+        public var coarseRescanCycles = 3
+        /// The same for the fine scan, which costs nearly twice as much.
+        public var fineRescanCycles = 10
+        /// Frames between looks at whether the scene changed since a scan.
+        public var sceneCheckInterval = 3
+        /// Frames short of a detection interval after which the fine scan may run again: its result
+        /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
+        public var fineScanLead = 3
 
         public init() {}
     }
@@ -56,21 +101,15 @@ public final class FaceTracker {
     private let detector: FaceDetector
     private let worker: DetectionWorker
     private var frameIndex = 0
-    private var lastDetectionFrame = Int.min / 2
     private var nextID = 1
     private var frameCPU: UInt64 = 0
-    /// Detection runs often until this frame: a face left through an edge, or was lost in view (turned
-    /// away until its fit no longer scored as a face), and may come back.
-    private var watchEdgesUntil = Int.min / 2
+    private var scheduler: DetectionScheduler
     /// Faces lost while the watch lasts and not found again, searched for on the frame thread
     /// (`searchLostRegions`); the watch ends early once every one is back.
     private var lostFaces: ContiguousArray<LostFace> = []
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
     private var sceneChange: SceneChange
-    private var coarseScanDue = true
-    private var fineScanDue = true
-    private var lastFineScanFrame = Int.min / 2
     /// Scratch for `followedFacesAndLostRegions`.
     private var awayFromFaces: ContiguousArray<FaceBox> = []
 
@@ -85,6 +124,7 @@ public final class FaceTracker {
         lostFaces.reserveCapacity(settings.maximumFaces)
         awayFromFaces.reserveCapacity(settings.maximumFaces * 2)
         sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
+        scheduler = DetectionScheduler(settings: settings)
     }
 
     deinit { worker.shutDown() }
@@ -95,10 +135,10 @@ public final class FaceTracker {
     /// CPU time spent tracking, frame thread and detection thread together, nanoseconds.
     public var cpuNanoseconds: UInt64 { frameCPU &+ worker.cpuTime }
 
-    /// Faces found on this frame (held ones excluded).
+    /// Faces shown on this frame.
     public var visibleFaceCount: Int {
         var count = 0
-        for face in faces where !face.isHeld { count += 1 }
+        for face in faces where face.isShown { count += 1 }
         return count
     }
 
@@ -114,73 +154,85 @@ public final class FaceTracker {
         // The first frame waits for its detection once, so a single image is tracked at all.
         let synchronous = settings.synchronousDetection || frameIndex == 0
         if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
-        refitFaces(grey, seconds: seconds, onlyStarted: false)
+        refitFaces(grey, seconds: seconds, onlyFound: false)
         guard canDetect else { return }
-        if frameIndex < watchEdgesUntil {
+        if scheduler.isWatching(at: frameIndex) {
             lostFaces.removeAll { lost in faces.contains { lost.isFoundAgain(by: $0) } }
             if lostFaces.isEmpty {
-                watchEdgesUntil = frameIndex
-            } else if frameIndex % Self.lostSearchInterval == 0 {
+                scheduler.endWatch(at: frameIndex)
+            } else if frameIndex % settings.lostSearchInterval == 0 {
                 searchLostRegions(grey, seconds: seconds)
             }
         } else {
             lostFaces.removeAll(keepingCapacity: true)
         }
-        if frameIndex % Self.sceneCheckInterval == 0 && (!coarseScanDue || !fineScanDue && fineScanUseful(grey)) {
+        let fineUseful = fineScanUseful(grey)
+        if scheduler.sceneCheckDue(at: frameIndex, fineUseful: fineUseful) {
             sceneChange.measure(grey)
-            if !coarseScanDue { coarseScanDue = sceneChange.changed(since: .coarse, outside: followedFacesAndLostRegions()) }
-            if !fineScanDue && fineScanUseful(grey) { fineScanDue = sceneChange.changed(since: .fine, outside: followedFaces) }
+            scheduler.sceneChanged(
+                coarse: !scheduler.coarseDue && sceneChange.changed(since: .coarse, outside: followedFacesAndLostRegions()),
+                fine: !scheduler.fineDue && fineUseful && sceneChange.changed(since: .fine, outside: followedFaces))
         }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
-        guard synchronous || worker.currentPhase == .idle else { return }
+        guard synchronous || worker.currentPhase == .idle,
+              let scan = scheduler.scan(at: frameIndex, faces: detectionNeeds, fineUseful: fineUseful, synchronous: synchronous)
+        else { return }
+        prepareDetection(grey, scan, fineUseful: fineUseful)
         if synchronous {
-            // Both scans at once, as one scan of every level: a face one of them would start is not
-            // started again, a few pixels off, by the other.
-            let scan: DetectionScan? = detectionDue && (fineScanSpacedOut || !fineScanUseful(grey)) ? .whole
-                : detectionDue ? .coarse : fineScanReady ? .fine : nil
-            if let scan {
-                prepareDetection(grey, scan)
-                take(worker.detectNow(frame: frameIndex), grey)
-                refitFaces(grey, seconds: seconds, onlyStarted: true)
-            }
-        } else if let scan: DetectionScan = detectionDue ? .coarse : fineScanReady ? .fine : nil {
-            prepareDetection(grey, scan)
+            take(worker.detectNow(frame: frameIndex), grey)
+            refitFaces(grey, seconds: seconds, onlyFound: true)
+        } else {
             worker.submit(frame: frameIndex)
         }
     }
 
-    /// Refits every face, or only those a detection started or restarted since they were last
-    /// fitted, and drops those lost for too long.
-    private func refitFaces(_ grey: Plane, seconds: Double, onlyStarted: Bool) {
+    /// What the faces ask of detection on this frame. A shown face hidden (lost or doubted) may be
+    /// elsewhere by now; not one held while it moves out through the frame's edge: it is leaving, and
+    /// is looked for there on every frame while it is held.
+    private var detectionNeeds: DetectionScheduler.Faces {
+        var needs = DetectionScheduler.Faces()
+        for face in faces {
+            needs.anyResized = needs.anyResized || face.resized
+            guard !face.isShown else { continue }
+            needs.anyHidden = true
+            if face.life.standing.wasShown && face.edge != .leaving { needs.shownFaceMissing = true }
+        }
+        return needs
+    }
+
+    /// Refits every face, or only those a detection found since they were last fitted, and drops
+    /// those lost, or doubted, for too long.
+    private func refitFaces(_ grey: Plane, seconds: Double, onlyFound: Bool) {
         var index = 0
         while index < faces.count {
-            if onlyStarted && !faces[index].started {
+            if onlyFound && !faces[index].life.awaitsFit {
                 index += 1
-            } else if refit(&faces[index], grey, seconds: seconds) && !duplicatesAnOlderFace(index) {
+                continue
+            }
+            let kept = refit(&faces[index], grey, seconds: seconds)
+            if kept && !duplicatesAnOlderFace(index) {
                 index += 1
-            } else {
-                // A face dropped while held was lost, not merged into another track: it may come back.
-                // The periodic detection alone would find a face turning back only up to 30 frames late.
-                // Not one never shown: nobody saw it leave. One started where a face was lost, scored
-                // just above the detector's threshold by the search and just below it since, puts the
-                // search there off for twice as long each time, not to start it every few frames.
-                if faces[index].wasShown && (faces[index].atEdge || faces[index].isHeld) {
-                    watchEdgesUntil = frameIndex + Self.edgeWatchFrames
-                    if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
-                    lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(faces[index]), angle: faces[index].rawLandmarks.eyeLineAngle),
-                                              firstLaterID: nextID))
-                } else if !faces[index].wasShown {
-                    for lost in lostFaces.indices where lostFaces[lost].isCovered(by: faces[index]) {
-                        lostFaces[lost].putOff(from: frameIndex)
-                    }
+                continue
+            }
+            // A shown face dropped hidden, or cut by the edge, was lost, not merged into another
+            // track: it may come back, and the periodic detection alone would find a face turning
+            // back only up to 30 frames late. Not one never shown: nobody saw it leave. One started
+            // where a face was lost, scored just above the detector's threshold by the search and just
+            // below it since, puts the search there off for twice as long each time, not to start it
+            // every few frames.
+            let face = faces.remove(at: index)
+            if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
+                scheduler.watch(from: frameIndex)
+                if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
+                lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(face), angle: face.rawLandmarks.eyeLineAngle),
+                                          firstLaterID: nextID))
+            } else if !face.life.standing.wasShown {
+                for lost in lostFaces.indices where lostFaces[lost].isCovered(by: face) {
+                    lostFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
                 }
-                faces.remove(at: index)
             }
         }
     }
-
-    /// Frames between searches around where faces were lost.
-    static let lostSearchInterval = 3
 
     /// Where a face that is dropped is looked for: its last box, and for a face lost in view (turned
     /// away until its fit no longer scored as a face) that box widened about its centre to the size
@@ -189,7 +241,7 @@ public final class FaceTracker {
     /// beyond the scale the search tolerates.
     static func lostBox(_ face: TrackedFace) -> FaceBox {
         let side = face.confirmedBoxSide
-        guard !face.atEdge, side > face.box.width else { return face.box }
+        guard face.edge == .inside, side > face.box.width else { return face.box }
         let centre = face.box.centre
         return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
     }
@@ -211,7 +263,7 @@ public final class FaceTracker {
                 started = true
             }
         }
-        if started { refitFaces(grey, seconds: seconds, onlyStarted: true) }
+        if started { refitFaces(grey, seconds: seconds, onlyFound: true) }
     }
 
     /// Whether a face followed already is where `box` is (its landmarks' centre within half the box).
@@ -219,13 +271,12 @@ public final class FaceTracker {
         faces.contains { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }
     }
 
-    /// Starts a track for a face the detector confirmed on this frame, held until it is first refitted.
-    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting) {
+    /// Starts a track for a face the detector confirmed on this frame, hidden until it is first
+    /// refitted. `scoredByScan`: a whole-frame scan of this very frame found it (`FaceLife.found`).
+    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false) {
         faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
-                                 filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count))
-        faces[faces.count - 1].isHeld = true
-        faces[faces.count - 1].started = true
-        faces[faces.count - 1].confidence = Self.confidence(sighting.score)
+                                 filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count,
+                                 life: .started(scoredByScan: scoredByScan), confidence: Self.confidence(sighting.score)))
         nextID += 1
     }
 
@@ -237,63 +288,9 @@ public final class FaceTracker {
         return false
     }
 
-    /// Fewest frames between whole-frame detections while the watch for a lost face lasts.
-    static let watchDetectionInterval = 5
-    /// How long after a face left through an edge, or was lost, the watch for it lasts, unless it is
-    /// back sooner: the search where it was lost every few frames, and whole-frame detection every
-    /// third of a detection interval for a face that comes back elsewhere, while the scene away from
-    /// the followed faces and from where faces were lost changes (a still scene holds no new face).
-    static let edgeWatchFrames = 90
-
-    /// A face lost or doubted after it was shown may be elsewhere by now: the whole frame is scanned
-    /// for it at once. Not a new face not yet shown, waiting for the detector's score around it: it
-    /// was just found where it is; nor one held while it moves out through the frame's edge: it is
-    /// leaving, and is looked for there on every frame while it is held.
-    private var aShownFaceIsMissing: Bool { faces.contains { $0.isHeld && $0.wasShown && !$0.leaving } }
-
-    private var detectionDue: Bool {
-        let since = frameIndex - lastDetectionFrame
-        if since >= settings.detectionInterval * Self.coarseRescanCycles { return true }
-        if since >= settings.detectionInterval && (coarseScanDue || faces.contains(where: \.resized)) { return true }
-        if aShownFaceIsMissing { return true }
-        if frameIndex < watchEdgesUntil && coarseScanDue && since >= max(min(settings.detectionInterval, Self.watchDetectionInterval), settings.detectionInterval / 3) { return true }
-        return false
-    }
-
     /// The side of the box dlib's detector draws around the faces it scores best on the image's own
     /// scale (its 80-pixel window, margin included); each pyramid level finds faces 6/5 as large.
     static let detectorFaceSide: Float = 73
-    /// Pyramid levels the fine scan looks at: faces from the smallest wanted to 1.7 times that.
-    /// The coarse scan looks at every level above them.
-    static let fineScanLevels = 3
-    /// Detection intervals after which the fine scan runs again even if the scene seems unchanged.
-    static let fineRescanCycles = 10
-    /// Detection intervals after which the coarse scan runs again even if the scene seems unchanged
-    /// and no face changed size: a new face right beside a followed one, where a change is no news,
-    /// is found within this many intervals.
-    static let coarseRescanCycles = 3
-    /// Frames between looks at whether the scene changed since the fine scan.
-    static let sceneCheckInterval = 3
-
-    /// Frames short of a detection interval after which the fine scan may run again: its result takes
-    /// a frame or two to come back (two at 1080p), and a coarse scan due on the same frame goes first.
-    static let fineScanLead = 3
-
-    /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
-    /// of a short interval): a scene that keeps changing (a game behind a face cam) costs about one
-    /// fine scan per interval, and a small face coming into view is still found within the interval.
-    /// Not while the watch for a lost face lasts or a face is held: the coarse scan runs every few
-    /// frames for a face missing or lost, and would wait for the fine scan; a face just started or
-    /// leaving is held for a few frames only.
-    private var fineScanReady: Bool {
-        fineScanSpacedOut && frameIndex >= watchEdgesUntil && !faces.contains(where: \.isHeld)
-    }
-
-    /// The fine scan is due and far enough from the last one.
-    private var fineScanSpacedOut: Bool {
-        let spacing = max(1, settings.detectionInterval * 2 / 3, settings.detectionInterval - Self.fineScanLead)
-        return fineScanDue && frameIndex - lastFineScanFrame >= spacing
-    }
 
     /// Where the faces followed are, with their heads and shoulders: a box three times the face's on a
     /// side, which moves with it and turns with it (a head leaning to one side sweeps its hair and
@@ -310,7 +307,7 @@ public final class FaceTracker {
     private func followedFacesAndLostRegions() -> ContiguousArray<FaceBox> {
         awayFromFaces.removeAll(keepingCapacity: true)
         awayFromFaces.append(contentsOf: followedFaces)
-        if frameIndex < watchEdgesUntil {
+        if scheduler.isWatching(at: frameIndex) {
             for lost in lostFaces { awayFromFaces.append(lost.region.box.grown(by: 1)) }
         }
         return awayFromFaces
@@ -338,40 +335,29 @@ public final class FaceTracker {
     }
 
     /// Whether the fine scan looks at levels the coarse one does not (not on small frames).
-    private func fineScanUseful(_ grey: Plane) -> Bool { Self.levelsWithWindows(grey) > finestLevel + Self.fineScanLevels }
+    private func fineScanUseful(_ grey: Plane) -> Bool { Self.levelsWithWindows(grey) > finestLevel + settings.fineScanLevels }
 
     /// The levels a scan looks at: the fine scan the finest few, the coarse one the rest (all of them
     /// on small frames, where the fine scan is not used), the whole scan both at once.
-    private func levels(_ scan: DetectionScan, _ grey: Plane) -> PyramidLevels {
+    private func levels(_ scan: DetectionScan, fineUseful: Bool) -> PyramidLevels {
         switch scan {
-        case .fine: PyramidLevels(first: finestLevel, count: Self.fineScanLevels)
-        case .coarse where fineScanUseful(grey): PyramidLevels(first: finestLevel + Self.fineScanLevels, count: nil)
+        case .fine: PyramidLevels(first: finestLevel, count: settings.fineScanLevels)
+        case .coarse where fineUseful: PyramidLevels(first: finestLevel + settings.fineScanLevels, count: nil)
         case .coarse, .whole: PyramidLevels(first: finestLevel, count: nil)
         }
     }
 
-    /// Copies the frame into the worker's image for a scan; a coarse or whole one also decides
-    /// whether the fine scan is due.
-    private func prepareDetection(_ grey: Plane, _ scan: DetectionScan) {
-        if scan != .coarse {
-            fineScanDue = false
-            lastFineScanFrame = frameIndex
-        }
-        if scan != .fine {
-            lastDetectionFrame = frameIndex
-            coarseScanDue = false
-        }
-        worker.prepare(copying: grey, scan: scan, levels: levels(scan, grey))
+    /// Copies the frame into the worker's image for a scan and notes the faces it is matched against.
+    private func prepareDetection(_ grey: Plane, _ scan: DetectionScan, fineUseful: Bool) {
+        scheduler.ran(scan, at: frameIndex, fineUseful: fineUseful)
+        worker.prepare(copying: grey, scan: scan, levels: levels(scan, fineUseful: fineUseful))
         snapshot.removeAll(keepingCapacity: true)
-        for face in faces where face.heldFrames == 0 {
+        for face in faces where face.life.framesLost == 0 {
             snapshot.append((face.id, face.box, face.rawLandmarks))
         }
         sceneChange.measure(grey)
         if scan != .fine { sceneChange.markScanned(.coarse, faces: followedFaces) }
         if scan != .coarse { sceneChange.markScanned(.fine, faces: followedFaces) }
-        if frameIndex - lastFineScanFrame >= settings.detectionInterval * Self.fineRescanCycles { fineScanDue = true }
-        // Without a fine level to look at, the coarse scan covers every size.
-        if !fineScanUseful(grey) { fineScanDue = false }
     }
 
     private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {
@@ -393,15 +379,14 @@ public final class FaceTracker {
         }
     }
 
-    /// How far around a face the detector looks, in box widths: far enough for a jump of a third of
-    /// the face (about 1.3 ms), or none beyond the detector's own step, to score a face where it was
-    /// expected (about 0.45 ms).
-    static let searchReach: Float = 0.5, checkReach: Float = 0
+    /// Where the detector scores a face where it was expected: no search beyond its own step.
+    static let checkReach: Float = 0
 
-    /// Where the detector sees a face near `region` on this frame; nil when the search failed (counted).
-    private func locate(_ grey: Plane, around region: FitRegion, reach: Float = searchReach) -> FaceSighting? {
+    /// Where the detector sees a face near `region` on this frame, within `reach` box widths
+    /// (`searchReach` by default); nil when the search failed (counted).
+    private func locate(_ grey: Plane, around region: FitRegion, reach: Float? = nil) -> FaceSighting? {
         do {
-            return try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach)
+            return try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach ?? settings.searchReach)
         } catch {
             recordVisionError(error)
             return nil
@@ -457,11 +442,11 @@ public final class FaceTracker {
                 faces[face].confirmedSize = snapshot[best].landmarks.eyeDistance
                 faces[face].confirmedBoxSide = snapshot[best].box.width
                 faces[face].framing.learn(detection: box, landmarks: snapshot[best].landmarks)
-                if faces[face].isHeld { restart(&faces[face], box, grey, elapsed: elapsed) }
+                if !faces[face].isShown { restart(&faces[face], box, grey, elapsed: elapsed) }
                 continue
             }
             // A held face found again, or a new face not already followed since the snapshot.
-            if let held = faces.firstIndex(where: { $0.isHeld && $0.box.overlap(with: box) > 0.2 }) {
+            if let held = faces.firstIndex(where: { !$0.isShown && $0.box.overlap(with: box) > 0.2 }) {
                 restart(&faces[held], box, grey, elapsed: elapsed)
                 continue
             }
@@ -472,8 +457,7 @@ public final class FaceTracker {
             guard faces.count < settings.maximumFaces else { continue }
             if elapsed == 0 {
                 guard detection.score >= 0, let raw = fitLandmarks(grey, in: FitRegion(box: box, angle: 0)) else { continue }
-                startFace(raw, detection)
-                faces[faces.count - 1].detectedOnFrame = frameIndex
+                startFace(raw, detection, scoredByScan: true)
             } else {
                 guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
                 startFace(raw, sighting)
@@ -497,37 +481,22 @@ public final class FaceTracker {
         face.motion = .none
         face.filter.reset()
         face.poseHistory.removeAll()
-        face.heldFrames = 0
-        face.doubtfulFrames = 0
-        face.started = true
+        face.life = face.life.restarted
     }
-
-    /// Frames between the detector's checks of a face that moves as expected.
-    static let checkInterval = 3
-    /// How far a fit may land from where it was expected (in box widths, in relative size and in
-    /// radians) before the detector checks it at once: a face that jumps pulls the fit part of the
-    /// way, or stretches it, well beyond the fit's noise and a moving head's change of speed from
-    /// one frame to the next.
-    static let unexpectedChange: Float = 0.02
-
-    /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
-    /// from the fit, before the face is fitted again from the detector's box: beyond the detector's
-    /// own step (8 pixels of its 80-pixel window).
-    static let refitDistance: Float = 0.15
 
     /// Holds a face whose fit failed; false when it has been lost for too long.
     private func lose(_ face: inout TrackedFace) -> Bool {
-        face.heldFrames += 1
-        face.isHeld = true
-        return face.heldFrames <= settings.holdFrames
+        guard let life = face.life.fitMissed(holdFrames: settings.holdFrames) else { return false }
+        face.life = life
+        return true
     }
 
     /// Refits one face where its motion says it is now; false when it has been lost, or has not
     /// looked like a face, for too long.
     private func refit(_ face: inout TrackedFace, _ grey: Plane, seconds: Double) -> Bool {
-        face.started = false
         // A lost face's landmarks are those of the last frame it was found on.
-        let frames = Float(face.heldFrames + 1)
+        let lostFrames = face.life.framesLost
+        let frames = Float(lostFrames + 1)
         let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
         guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
         var region = face.framing.region(around: raw)
@@ -537,16 +506,19 @@ public final class FaceTracker {
         // Where it sees the face away from the fit, the fit did not follow the face (a jump, a turn
         // of direction): it is fitted again from the detector's box, and the jump is not taken for
         // a speed.
-        let step = predicted.box.width * Self.refitDistance
-        let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * Self.unexpectedChange
-            || abs(region.box.width / predicted.box.width - 1) > Self.unexpectedChange
-            || abs(region.angle - predicted.angle) > Self.unexpectedChange
+        let step = predicted.box.width * settings.refitDistance
+        let change = settings.unexpectedChange
+        let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
+            || abs(region.box.width / predicted.box.width - 1) > change
+            || abs(region.angle - predicted.angle) > change
+        let searched = unexpected || !face.isShown || face.edge != .inside
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
-        let checked = face.detectedOnFrame != frameIndex && (unexpected || face.isHeld || face.atEdge || (frameIndex + face.id) % Self.checkInterval == 0)
+        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true)
+            && (searched || (frameIndex + face.id) % settings.checkInterval == 0)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: unexpected || face.isHeld || face.atEdge ? Self.searchReach : Self.checkReach) {
+        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach) {
             face.confidence = Self.confidence(sighting.score)
             let surprised = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
@@ -562,34 +534,26 @@ public final class FaceTracker {
         } else {
             face.confidence = 0
         }
-        guard Self.plausible(raw, after: face.heldFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
+        guard Self.plausible(raw, after: lostFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
             return lose(&face)
         }
-        face.motion = face.heldFrames > 0 || jumped ? .none : FaceMotion(from: face.rawLandmarks, to: raw)
-        face.heldFrames = 0
+        face.motion = lostFrames > 0 || jumped ? .none : FaceMotion(from: face.rawLandmarks, to: raw)
         face.rawLandmarks = raw
         face.box = region.box
-        face.atEdge = region.box.x < 0 || region.box.y < 0 || region.box.x + region.box.width > Float(grey.width)
-            || region.box.y + region.box.height > Float(grey.height)
-        face.leaving = Self.movesOut(region.box, by: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
+        face.edge = EdgeContact(region.box, moving: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
         // Never drawn on what may be background; for a face that was shown, detection is due at once
-        // to find it again (`detectionDue`). A new face, and one hidden for doubt, is shown only once
+        // to find it again (`detectionNeeds`). A new face, and one hidden for doubt, is shown only once
         // the detector scores it as it scores a detection; a face shown stays shown down to the
         // doubtful level. A face turning away, or turning back, scores around that level for a few
         // frames, and a fit shown on one of them can lie off the turned face (10-11 % of the eye
         // distance at 54-58 degrees of yaw).
-        let needed = face.awaitsDetectionScore ? max(settings.doubtfulConfidence, Self.confidence(0)) : settings.doubtfulConfidence
-        if face.confidence < needed {
-            face.doubtfulFrames += 1
-            face.isHeld = true
-            face.awaitsDetectionScore = true
-            return face.doubtfulFrames < settings.doubtfulFramesToDrop
-        }
-        face.doubtfulFrames = 0
-        face.awaitsDetectionScore = false
-        face.wasShown = true
-        if face.isHeld { face.filter.reset() }
-        face.isHeld = false
+        let wasHidden = !face.isShown
+        guard let life = face.life.scored(face.confidence, doubtfulConfidence: settings.doubtfulConfidence,
+                                          detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop)
+        else { return false }
+        face.life = life
+        guard face.isShown else { return true }
+        if wasHidden { face.filter.reset() }
         face.landmarks = face.filter.filter(raw, at: seconds)
         face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
@@ -599,14 +563,6 @@ public final class FaceTracker {
             onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
         }
         return true
-    }
-
-    /// Whether a box reaching past the frame's edge moves out through it, by more than 1 % of its
-    /// width a frame: a face cut off by the edge that stays there (a face cam's close-up) is not leaving.
-    static func movesOut(_ box: FaceBox, by shift: Point, width: Float, height: Float) -> Bool {
-        let speed = box.width * 0.01
-        return box.x < 0 && shift.x < -speed || box.x + box.width > width && shift.x > speed
-            || box.y < 0 && shift.y < -speed || box.y + box.height > height && shift.y > speed
     }
 
     /// A fit is kept when most of the face is on the frame and its size is close both to the last
@@ -634,10 +590,11 @@ struct LostFace {
     /// look here again.
     var unshownStarts = 0, nextSearch = 0
 
-    /// Puts the search here off after a face started here was dropped unshown: 6, 12, 24, 48 frames.
-    mutating func putOff(from frame: Int) {
+    /// Puts the search here off after a face started here was dropped unshown: 2, 4, 8 then 16
+    /// search intervals.
+    mutating func putOff(from frame: Int, interval: Int) {
         unshownStarts += 1
-        nextSearch = frame + FaceTracker.lostSearchInterval << min(unshownStarts, 4)
+        nextSearch = frame + interval << min(unshownStarts, 4)
     }
 
     /// Whether `face` is where the lost one was (its box overlaps by a fifth).
@@ -646,5 +603,5 @@ struct LostFace {
     /// A face started since the loss and shown, where the lost one was; a face followed all along
     /// (one that hid the lost one as they crossed) is not it, nor one started there that has not yet
     /// scored as a detection (it may be dropped, and the face is still to be found).
-    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && face.wasShown && isCovered(by: face) }
+    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && face.life.standing.wasShown && isCovered(by: face) }
 }

@@ -10,34 +10,20 @@ public struct TrackedFace {
     public internal(set) var rawLandmarks: Landmarks
     public internal(set) var pose: HeadPose?
     public internal(set) var expressions: ExpressionState
-    /// True while the face is not found on this frame (lost, or its fit no longer looks like a face)
-    /// but kept for a few frames: nothing is drawn on it.
-    public internal(set) var isHeld = false
     /// How surely the fit is on a face, 0...1: the face detector's score on the fitted face's box,
     /// from -1 (background) to +1 (a clear face) mapped onto 0...1.
-    public internal(set) var confidence: Float = 1
+    public internal(set) var confidence: Float
+    /// Whether stickers are drawn on it on this frame. A face followed but not shown is just found,
+    /// lost (kept a few frames at its last place) or doubted (its fit no longer scores as a face).
+    public var isShown: Bool { life.isShown }
 
     let filter: LandmarkFilter
     var framing: BoxFraming
     var poseHistory = PoseHistory()
-    var heldFrames = 0
-    /// Frames in a row whose fit scored too low to be a face.
-    var doubtfulFrames = 0
-    /// Not shown since it was started, or since its fit scored too low: shown only once the
-    /// detector scores it as it scores a detection.
-    var awaitsDetectionScore = true
-    /// Shown on some frame since it was started.
-    var wasShown = false
-    /// Started or restarted by a detection since it was last refitted.
-    var started = false
-    /// The frame a whole-frame scan found it on, started from that scan's box and score.
-    var detectedOnFrame = -1
+    var life: FaceLife
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none
-    /// True while the fit's box reaches past the frame's edge: part of the face may be off the frame.
-    var atEdge = false
-    /// True while it also moves out through that edge: lost there, it is leaving, not elsewhere.
-    var leaving = false
+    var edge = EdgeContact.inside
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
     /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
@@ -46,8 +32,10 @@ public struct TrackedFace {
     /// detection is due, before its fit grows or shrinks past what counts as plausible.
     var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
 
-    init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int) {
+    init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int, life: FaceLife, confidence: Float) {
         self.id = id
+        self.life = life
+        self.confidence = confidence
         self.box = framing.box(around: raw)
         self.filter = filter
         rawLandmarks = raw

@@ -59,7 +59,7 @@ public final class StickerScene {
             timelines[slot].advance(to: seconds, active: face.expressions.active) { item in
                 self.onCompleted?(id, self.package.items[item].id)
             }
-            guard !face.isHeld else { continue }
+            guard face.isShown else { continue }
             for (index, item) in package.items.enumerated() {
                 guard let frame = timelines[slot].frame(of: index, at: seconds),
                       let transform = StickerGeometry.transform(for: item, landmarks: face.landmarks, pose: face.pose) else { continue }
@@ -71,7 +71,7 @@ public final class StickerScene {
     /// Starts every item on every face at once, ignoring triggers: how previews show a whole sticker.
     public func placeEveryItem(faces: ContiguousArray<TrackedFace>) {
         placements.removeAll(keepingCapacity: true)
-        for face in faces where !face.isHeld {
+        for face in faces where face.isShown {
             for (index, item) in package.items.enumerated() {
                 guard let transform = StickerGeometry.transform(for: item, landmarks: face.landmarks, pose: face.pose) else { continue }
                 placements.append(StickerPlacement(faceID: face.id, item: index, frame: item.frames.count / 2, transform: transform))

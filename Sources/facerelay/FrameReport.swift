@@ -7,7 +7,7 @@ enum FrameReport {
     static func json(frame: Int, seconds: Double, faces: some Collection<TrackedFace>, rules: [ExpressionRule], scene: StickerScene? = nil) -> String {
         var line = "{\"frame\":\(frame),\"pts\":\(formatted(seconds, decimals: 6)),\"faces\":["
         var first = true
-        for face in faces where !face.isHeld {
+        for face in faces where face.isShown {
             if !first { line += "," }
             first = false
             let box = face.box

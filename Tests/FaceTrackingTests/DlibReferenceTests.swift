@@ -90,7 +90,7 @@ import Testing
         for photo in corpus.photos {
             let tracker = try makeFaceTracker(settings: settings, model: model)
             photo.withPlane { tracker.process($0, seconds: 0) }
-            let shown = tracker.faces.filter { !$0.isHeld }
+            let shown = tracker.faces.filter { $0.isShown }
             let stock = try photo.stockDetections().filter { $0.width >= 80 }
             for face in stock {
                 let centre = Point(x: face.x + face.width / 2, y: face.y + face.height / 2)

@@ -21,7 +21,7 @@ import Testing
         tracker.process(plane, seconds: Double(frame) / 30)
     }
 
-    func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { !$0.isHeld }.map(\.id).sorted() }
+    func visibleIDs(_ tracker: FaceTracker) -> [Int] { tracker.faces.filter { $0.isShown }.map(\.id).sorted() }
 
     /// Tracks frames `start..<start + count`; how many frames after `start` a face was first shown.
     func framesUntilAFaceIsShown(_ tracker: FaceTracker, _ scene: Scene, from start: Int, within count: Int) -> Int? {
@@ -169,7 +169,7 @@ import Testing
         var heldFor = 0
         for frame in 10..<30 {
             step(tracker, frame, scene)
-            if tracker.faces.first?.isHeld == true { heldFor += 1 }
+            if tracker.faces.first?.isShown == false { heldFor += 1 }
         }
         #expect(heldFor == 4, "held \(heldFor) frames")
         #expect(tracker.faces.isEmpty)
@@ -454,7 +454,7 @@ import Testing
         for frame in 5..<7 { step(tracker, frame, scene) }
         #expect(tracker.visionErrors >= 2, "one failed refit per frame at least")
         #expect(tracker.lastVisionError == "landmark fit failed: out of memory")
-        #expect(tracker.faces.map(\.isHeld) == [true], "held like a face whose fit was lost")
+        #expect(tracker.faces.map(\.isShown) == [false], "held like a face whose fit was lost")
         scene.landmarkerFailure = nil
         let failures = tracker.visionErrors
         for frame in 7..<10 { step(tracker, frame, scene) }

@@ -25,7 +25,7 @@ import Testing
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
             let (points, visible, eyes, yaw) = sequence.expected(frame: index)
             var onFace = false
-            for face in tracker.faces where !face.isHeld {
+            for face in tracker.faces where face.isShown {
                 ids.insert(face.id)
                 var sum: Float = 0, count: Float = 0
                 for i in 0..<68 where visible[i] {

@@ -1,0 +1,93 @@
+/// When detection runs and which of its scans: the coarse one (every pyramid level above the fine
+/// ones), the fine one (the finest few levels, for small faces, nearly twice the cost) or, on the
+/// frame thread, both at once as one whole scan. A still scene holds no new face, so after the first
+/// frame each scan waits until the scene away from the followed faces changed since it last ran
+/// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
+/// missing, and the watch after a face was lost, bring the coarse scan forward.
+///
+/// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
+struct DetectionScheduler: Sendable {
+    /// What the followed faces ask of detection on this frame.
+    struct Faces: Sendable {
+        /// A face is hidden (just found, doubted, lost): the fine scan waits, as it would hold up
+        /// the coarse scan that looks for that face.
+        var anyHidden = false
+        /// A face shown before is hidden and not leaving through an edge: it may be anywhere now.
+        var shownFaceMissing = false
+        /// A face's size moved away from the size detection last confirmed (it leans in or back).
+        var anyResized = false
+    }
+
+    let settings: FaceTracker.Settings
+    /// The frames the coarse scan (or a whole one) and the fine scan (or a whole one) last looked at.
+    private(set) var lastCoarseScan = Int.min / 2, lastFineScan = Int.min / 2
+    /// The scene away from the followed faces changed since that scan last ran (both are due at the start).
+    private(set) var coarseDue = true, fineDue = true
+    /// Detection runs often until this frame: a face left through an edge, or was lost in view.
+    private(set) var watchUntil = Int.min / 2
+
+    init(settings: FaceTracker.Settings) { self.settings = settings }
+
+    func isWatching(at frame: Int) -> Bool { frame < watchUntil }
+
+    /// A shown face was lost: watch for it for `lostWatchFrames`.
+    mutating func watch(from frame: Int) { watchUntil = frame + settings.lostWatchFrames }
+
+    /// Every face lost is back.
+    mutating func endWatch(at frame: Int) { watchUntil = min(watchUntil, frame) }
+
+    /// Whether to measure the scene on this frame: only while a scan waits for a change.
+    func sceneCheckDue(at frame: Int, fineUseful: Bool) -> Bool {
+        frame % settings.sceneCheckInterval == 0 && (!coarseDue || !fineDue && fineUseful)
+    }
+
+    /// The scene changed away from the faces since the coarse or the fine scan ran.
+    mutating func sceneChanged(coarse: Bool, fine: Bool) {
+        coarseDue = coarseDue || coarse
+        fineDue = fineDue || fine
+    }
+
+    /// The scan to start on `frame`, if any. `fineUseful`: the frame is large enough for the fine
+    /// levels to exist apart from the coarse ones. `synchronous`: the scan runs on the frame thread
+    /// and is waited for, so a coarse and a fine scan due together run as one whole scan (a face one
+    /// of them would start is not started again, a few pixels off, by the other).
+    func scan(at frame: Int, faces: Faces, fineUseful: Bool, synchronous: Bool) -> DetectionScan? {
+        let coarse = coarseScanDue(at: frame, faces: faces)
+        if synchronous && coarse && (fineSpacedOut(at: frame) || !fineUseful) { return .whole }
+        if coarse { return .coarse }
+        return fineUseful && fineSpacedOut(at: frame) && !isWatching(at: frame) && !faces.anyHidden ? .fine : nil
+    }
+
+    /// A scan started on `frame`.
+    mutating func ran(_ scan: DetectionScan, at frame: Int, fineUseful: Bool) {
+        if scan != .coarse {
+            fineDue = false
+            lastFineScan = frame
+        }
+        if scan != .fine {
+            coarseDue = false
+            lastCoarseScan = frame
+        }
+        if frame - lastFineScan >= settings.detectionInterval * settings.fineRescanCycles { fineDue = true }
+        // Without a fine level to look at, the coarse scan covers every size.
+        if !fineUseful { fineDue = false }
+    }
+
+    private func coarseScanDue(at frame: Int, faces: Faces) -> Bool {
+        let since = frame - lastCoarseScan, interval = settings.detectionInterval
+        if since >= interval * settings.coarseRescanCycles { return true }
+        if since >= interval && (coarseDue || faces.anyResized) { return true }
+        if faces.shownFaceMissing { return true }
+        let watchSpacing = max(min(interval, settings.watchDetectionInterval), interval / 3)
+        return isWatching(at: frame) && coarseDue && since >= watchSpacing
+    }
+
+    /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
+    /// of a short interval): a scene that keeps changing (a game behind a face cam) costs about one
+    /// fine scan per interval, and a small face coming into view is still found within the interval.
+    private func fineSpacedOut(at frame: Int) -> Bool {
+        let interval = settings.detectionInterval
+        let spacing = max(1, interval * 2 / 3, interval - settings.fineScanLead)
+        return fineDue && frame - lastFineScan >= spacing
+    }
+}

@@ -1,0 +1,110 @@
+@testable import FaceTracking
+import Testing
+
+/// When detection runs, on made-up frames: no images, no detector. Each test says what goes wrong
+/// on a stream without the rule it checks.
+@Suite struct DetectionSchedulerTests {
+    let settings = FaceTracker.Settings()
+
+    /// Runs the scheduler over `frames`, starting every scan it asks for, and returns the frames
+    /// each kind of scan ran on. `before` runs ahead of each frame (a scene change, a watch).
+    func scans(_ frames: Range<Int>, from start: DetectionScheduler? = nil, faces: DetectionScheduler.Faces = .init(),
+               fineUseful: Bool = true, synchronous: Bool = false,
+               before: (Int, inout DetectionScheduler) -> Void = { _, _ in }) -> (runs: [DetectionScan: [Int]], scheduler: DetectionScheduler) {
+        var scheduler = start ?? DetectionScheduler(settings: settings)
+        var runs: [DetectionScan: [Int]] = [:]
+        for frame in frames {
+            before(frame, &scheduler)
+            guard let scan = scheduler.scan(at: frame, faces: faces, fineUseful: fineUseful, synchronous: synchronous) else { continue }
+            scheduler.ran(scan, at: frame, fineUseful: fineUseful)
+            runs[scan, default: []].append(frame)
+        }
+        return (runs, scheduler)
+    }
+
+    /// Without the whole scan the first frame of a single image would miss every small face (or,
+    /// as two scans, start a face twice a few pixels apart).
+    @Test func theFirstFrameScansEveryLevelOnTheFrameThreadAndTheCoarseLevelsFirstOnTheDetectionThread() {
+        #expect(scans(0..<1, synchronous: true).runs == [.whole: [0]])
+        #expect(scans(0..<2).runs == [.coarse: [0], .fine: [1]])
+    }
+
+    /// Without waiting for a change a still scene would cost a full detection every interval;
+    /// without the periodic rescan a new face right beside a followed one (where a change is no
+    /// news) would never be found.
+    @Test func aStillSceneIsScannedEveryThirdIntervalAndTheFineLevelsEveryTenth() {
+        let (runs, _) = scans(0..<400)
+        #expect(runs[.coarse] == [0, 90, 180, 270, 360])
+        #expect(runs[.fine] == [1, 361], "due again from the first coarse scan 300 frames on, run on the next frame")
+    }
+
+    /// Without it a face coming into a scene that changes would be found up to three intervals late.
+    @Test func aChangeAwayFromTheFacesBringsTheScanDueAtTheNextInterval() {
+        let (runs, _) = scans(0..<100) { frame, scheduler in
+            if frame == 10 { scheduler.sceneChanged(coarse: true, fine: false) }
+            if frame == 40 { scheduler.sceneChanged(coarse: false, fine: true) }
+        }
+        #expect(runs[.coarse] == [0, 30], "the change at 10 waits for the interval since 0")
+        #expect(runs[.fine] == [1, 40], "at once: the last was more than two thirds of an interval ago")
+    }
+
+    /// Without it a face that jumped, or turned away and back, would wait up to three intervals to
+    /// be found again while its sticker is hidden.
+    @Test func aShownFaceMissingIsLookedForOnEveryFrameTheDetectionThreadIsFree() {
+        var missing = DetectionScheduler.Faces()
+        missing.shownFaceMissing = true
+        missing.anyHidden = true
+        let (runs, _) = scans(0..<5, faces: missing)
+        #expect(runs[.coarse] == [0, 1, 2, 3, 4] && runs[.fine] == nil, "the fine scan waits for the hidden face")
+    }
+
+    /// Without the watch a face that left through an edge and comes back elsewhere would be found
+    /// up to three intervals late; without waiting for a change it would cost a scan every 10 frames
+    /// in a still scene.
+    @Test func theWatchAfterAFaceIsLostScansAChangingSceneEveryThirdOfAnInterval() {
+        let (runs, scheduler) = scans(0..<200) { frame, scheduler in
+            if frame == 1 { scheduler.watch(from: frame) }
+            if frame % 3 == 0 { scheduler.sceneChanged(coarse: true, fine: false) }
+        }
+        #expect(runs[.coarse]?.prefix(10) == [0, 10, 20, 30, 40, 50, 60, 70, 80, 90])
+        #expect(runs[.coarse]?.dropFirst(10).first == 120, "after the 90-frame watch, every interval")
+        #expect(runs[.fine] == [91], "not while the watch lasts")
+        #expect(!scheduler.isWatching(at: 91))
+        let (still, _) = scans(0..<100) { frame, scheduler in if frame == 1 { scheduler.watch(from: frame) } }
+        #expect(still[.coarse] == [0, 90], "a still scene holds no face coming back elsewhere")
+    }
+
+    /// Without it a face leaning in would grow past what its fit takes as plausible before any
+    /// detection confirmed its new size.
+    @Test func aFaceChangingSizeBringsTheCoarseScanDueAtTheNextInterval() {
+        var resized = DetectionScheduler.Faces()
+        resized.anyResized = true
+        #expect(scans(0..<70, faces: resized).runs[.coarse] == [0, 30, 60])
+    }
+
+    /// On the frame thread a coarse and a fine scan due together are one whole scan (a hidden face
+    /// holds back the fine scan alone, not a whole one); without a fine level (a small frame) the
+    /// coarse scan covers every size and the fine one never runs.
+    @Test func scansDueTogetherOnTheFrameThreadRunAsOneAndSmallFramesNeedNoFineScan() {
+        var hidden = DetectionScheduler.Faces()
+        hidden.anyHidden = true
+        let (runs, _) = scans(0..<200, faces: hidden, synchronous: true) { frame, scheduler in
+            if frame == 100 { scheduler.sceneChanged(coarse: true, fine: true) }
+        }
+        #expect(runs == [.whole: [0, 120], .coarse: [90]])
+        let small = scans(0..<200, fineUseful: false) { frame, scheduler in
+            if frame == 100 { scheduler.sceneChanged(coarse: true, fine: true) }
+        }
+        #expect(small.runs == [.coarse: [0, 90, 120]])
+    }
+
+    /// The scene is measured only while a scan waits for it to change, every few frames.
+    @Test func theSceneIsCheckedOnlyWhileAScanWaitsForAChange() {
+        var scheduler = DetectionScheduler(settings: settings)
+        #expect(!scheduler.sceneCheckDue(at: 0, fineUseful: true), "both scans due: nothing to wait for")
+        scheduler.ran(.whole, at: 0, fineUseful: true)
+        #expect(scheduler.sceneCheckDue(at: 3, fineUseful: true) && !scheduler.sceneCheckDue(at: 4, fineUseful: true))
+        scheduler.sceneChanged(coarse: true, fine: true)
+        #expect(!scheduler.sceneCheckDue(at: 6, fineUseful: true))
+    }
+}

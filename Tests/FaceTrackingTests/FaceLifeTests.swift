@@ -1,0 +1,90 @@
+@testable import FaceTracking
+import FrameKit
+import Testing
+
+/// A face's life as pure transitions: no frames, no detector. Each test says what goes wrong on a
+/// stream without the rule it checks.
+@Suite struct FaceLifeTests {
+    let doubtful: Float = 0.25, detection: Float = 0.5, dropAfter = 4
+
+    func scored(_ life: FaceLife, _ confidence: Float) -> FaceLife? {
+        life.scored(confidence, doubtfulConfidence: doubtful, detectionConfidence: detection, dropAfter: dropAfter)
+    }
+
+    /// Without it a fit that landed on a face-like patch of background (scored between the doubtful
+    /// level and the detector's own threshold) would be drawn on as soon as it was started.
+    @Test func aNewFaceIsShownOnlyFromTheDetectorsOwnThreshold() throws {
+        let found = FaceLife.started(scoredByScan: false)
+        #expect(!found.isShown && found.awaitsFit && found.framesLost == 0)
+        let unsure = try #require(scored(found, 0.4))
+        #expect(unsure == .tracked(.new(lowScores: 1)) && !unsure.isShown)
+        #expect(scored(unsure, 0.5) == .tracked(.shown))
+    }
+
+    /// Without it a face turning away would blink on and off around the detector's threshold; with
+    /// a single level it would either be hidden on every uncertain frame or shown on background.
+    @Test func aShownFaceStaysShownDownToTheDoubtfulLevelThenMustScoreAsADetectionAgain() throws {
+        #expect(scored(.tracked(.shown), 0.3) == .tracked(.shown))
+        let doubted = try #require(scored(.tracked(.shown), 0.2))
+        #expect(doubted == .tracked(.doubted(lowScores: 1)) && !doubted.isShown && doubted.standing.wasShown)
+        #expect(scored(doubted, 0.3) == .tracked(.doubted(lowScores: 2)), "0.3 keeps a shown face, not a doubted one")
+        #expect(scored(doubted, 0.5) == .tracked(.shown))
+    }
+
+    /// Without it a fit stuck on background after the face left would be followed for ever, hidden.
+    @Test func lowScoresInARowDropTheFace() {
+        var life: FaceLife? = .tracked(.shown)
+        var fits = 0
+        while let current = life, fits < 10 {
+            life = scored(current, 0.1)
+            fits += 1
+        }
+        #expect(life == nil && fits == dropAfter)
+        #expect(scored(.tracked(.new(lowScores: dropAfter - 2)), 0.1) == .tracked(.new(lowScores: dropAfter - 1)))
+        #expect(scored(.tracked(.new(lowScores: dropAfter - 1)), 0.1) == nil)
+    }
+
+    /// Without the hold a face the fit misses for a frame (a hand passing, motion blur) would get a
+    /// new id; without the limit a face that left would be kept for ever.
+    @Test func aMissedFitHoldsTheFaceForHoldFramesThenDropsIt() {
+        var life: FaceLife? = .tracked(.shown)
+        var frames = 0
+        while let current = life {
+            #expect(!current.isShown || frames == 0)
+            life = current.fitMissed(holdFrames: 6)
+            frames += 1
+        }
+        #expect(frames == 7, "6 frames held, dropped on the 7th miss")
+        #expect(FaceLife.lost(frames: 3, .shown).standing == .shown, "a lost face keeps its standing")
+    }
+
+    /// A lost face found again keeps what it had earned: a shown one is shown again from the doubtful
+    /// level (without it, a face lost for a frame would wait for a detection-level score to come
+    /// back); a new one still has to score as a detection.
+    @Test func aFaceFittedAgainAfterBeingLostKeepsItsStanding() {
+        #expect(scored(.lost(frames: 2, .shown), 0.3) == .tracked(.shown))
+        #expect(scored(.lost(frames: 2, .new(lowScores: 0)), 0.3) == .tracked(.new(lowScores: 1)))
+        #expect(scored(.lost(frames: 2, .doubted(lowScores: 2)), 0.3) == .tracked(.doubted(lowScores: 3)))
+    }
+
+    /// Without clearing, a face a detection found again would be dropped on its next low score for
+    /// the low scores it had before it was found.
+    @Test func aDetectionFindingAHiddenFaceClearsItsLowScoresAndKeepsItsStanding() {
+        #expect(FaceLife.tracked(.doubted(lowScores: 3)).restarted == .found(.doubted(lowScores: 0), scoredByScan: false))
+        #expect(FaceLife.lost(frames: 4, .shown).restarted == .found(.shown, scoredByScan: false))
+        #expect(FaceLife.tracked(.new(lowScores: 2)).restarted.awaitsFit)
+        #expect(FaceLife.found(.shown, scoredByScan: false).fitMissed(holdFrames: 6) == .lost(frames: 1, .shown))
+    }
+
+    /// Without `leaving`, a face cut by the edge of a close-up face cam would count as gone through
+    /// it, and a face gone through it would be looked for over the whole frame.
+    @Test func edgeContactTellsACutFaceFromOneLeaving() {
+        let inside = FaceBox(x: 100, y: 100, width: 200, height: 200)
+        let cut = FaceBox(x: 1180, y: 100, width: 200, height: 200)
+        #expect(EdgeContact(inside, moving: Point(x: 30, y: 0), width: 1280, height: 720) == .inside)
+        #expect(EdgeContact(cut, moving: Point(x: 1, y: 0), width: 1280, height: 720) == .cutByEdge, "1 px a frame is under 1 % of the box")
+        #expect(EdgeContact(cut, moving: Point(x: 3, y: 0), width: 1280, height: 720) == .leaving)
+        #expect(EdgeContact(cut, moving: Point(x: -3, y: 0), width: 1280, height: 720) == .cutByEdge, "moving back in")
+        #expect(EdgeContact(FaceBox(x: 100, y: -20, width: 200, height: 200), moving: Point(x: 0, y: -5), width: 1280, height: 720) == .leaving)
+    }
+}
