@@ -101,7 +101,7 @@ public final class OneEuroFilter: LandmarkFilter {
     private var lastTime = 0.0
     private var primed = false
 
-    public init(minimumCutoff: Double = 0.8, beta: Double = 0.04, derivativeCutoff: Double = 1.0) {
+    public init(minimumCutoff: Double = 0.2, beta: Double = 0.06, derivativeCutoff: Double = 1.0) {
         self.minimumCutoff = minimumCutoff
         self.beta = beta
         self.derivativeCutoff = derivativeCutoff

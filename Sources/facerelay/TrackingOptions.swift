@@ -5,16 +5,16 @@ import FaceVision
 /// Face-tracking options shared by `run` and `inspect`.
 struct TrackingOptions: ParsableArguments {
     @Option(name: .customLong("max-faces"), help: "Most faces followed at once.")
-    var maxFaces = 4
+    var maxFaces = FaceTracker.Settings().maximumFaces
 
     @Option(name: .customLong("detection-interval"), help: "Frames between face detections while every face is found.")
-    var detectionInterval = 30
+    var detectionInterval = FaceTracker.Settings().detectionInterval
 
     @Option(name: .customLong("min-face-size"), help: "Smallest face to detect, in pixels of the frame (larger is cheaper).")
-    var minFaceSize = 80
+    var minFaceSize = FaceTracker.Settings().minimumFaceSize
 
     @Option(help: "Landmark smoothing: \(Smoothing.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var smoothing = Smoothing.lowpass.rawValue
+    var smoothing = FaceTracker.Settings().smoothing.rawValue
 
     @Option(name: .customLong("landmark-model"), help: "dlib 68-point shape predictor file.")
     var landmarkModel = defaultLandmarkModelPath
@@ -37,7 +37,7 @@ struct TrackingOptions: ParsableArguments {
         settings.maximumFaces = maxFaces
         settings.detectionInterval = detectionInterval
         settings.minimumFaceSize = minFaceSize
-        settings.smoothing = Smoothing(rawValue: smoothing) ?? .oneeuro
+        settings.smoothing = Smoothing(rawValue: smoothing) ?? settings.smoothing
         for pair in expressionThresholds {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
             let names = settings.expressions.rules.map(\.analyser.name)

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Jitter and lag of the smoothed landmarks under webcam noise, on every person of the real-face corpus.
+
+For each corpus photo with a face: 1280x720 sequences of the photo (its first face scaled to about
+180 px), each frame with new Gaussian sensor noise of sigma 6 grey levels, encoded losslessly so the
+noise reaches the tracker as it is: the face held still, and sliding right at 2, 6 and 30 px a frame.
+`facerelay inspect --json` tracks them. Jitter: RMS frame-to-frame motion of the smoothed nose tip
+(point 30) on the still face, after frame 10 (and of all 68 points, mean). Lag: how many frames the
+smoothed landmarks trail the raw fit on a slide, mean over the 68 points and the frames after 10.
+
+    noise_jitter.py FACERELAY CORPUS_DIR PIPELINES [SMOOTHING ...]
+        one row per person and smoothing, run through facerelay end to end
+    noise_jitter.py --tune FACERELAY CORPUS_DIR PIPELINES
+        the One Euro filter's parameters swept offline on the raw fits (`--smoothing none`) of every
+        person, with the same filter as LandmarkSmoothing.swift: the worst person's jitter and lag
+        for each pair, the pairs that hold jitter under 0.25 px first
+"""
+import json, os, subprocess, sys, tempfile
+import numpy as np
+from PIL import Image
+
+SIGMA, FACE, FPS = 6.0, 180, 30.0
+SPEEDS = (2, 6, 30)
+
+
+def inspect(facerelay, pipelines, path, *args):
+    out = subprocess.run([facerelay, "inspect", path, "--json", "--pipelines", pipelines, *args],
+                         capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def sequence(photo, box, speed, path):
+    """The face still (speed 0) or sliding right at `speed` px a frame, from x = 300 to about 1000."""
+    frames = 90 if speed == 0 else min(90, 10 + 700 // speed)
+    scale = FACE / box[2]
+    image = Image.open(photo).convert("L")
+    image = image.resize((max(1, int(image.width * scale)), max(1, int(image.height * scale))), Image.BILINEAR)
+    face = np.asarray(image, dtype=np.float32)
+    cx, cy = (box[0] + box[2] / 2) * scale, (box[1] + box[3] / 2) * scale
+    rng = np.random.default_rng(7)
+    encoder = subprocess.Popen(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "1280x720",
+                                "-framerate", "30", "-i", "-", "-c:v", "libx264", "-qp", "0", "-preset", "ultrafast",
+                                "-pix_fmt", "yuv420p", path], stdin=subprocess.PIPE)
+    for frame in range(frames):
+        canvas = np.full((720, 1280), 96, np.float32)
+        x = int(round(300 - cx + speed * frame))
+        y = int(round(360 - cy))
+        left, top = max(0, x), max(0, y)
+        right, bottom = min(1280, x + face.shape[1]), min(720, y + face.shape[0])
+        if right > left and bottom > top:
+            canvas[top:bottom, left:right] = face[top - y:bottom - y, left - x:right - x]
+        canvas += rng.normal(0, SIGMA, canvas.shape)
+        encoder.stdin.write(np.clip(canvas, 0, 255).astype(np.uint8).tobytes())
+    encoder.stdin.close()
+    encoder.wait()
+
+
+def tracks(frames, key):
+    """The first face's points (68x2) per frame from frame 10 on, None where no face is shown."""
+    return [np.array(f["faces"][0][key]) if f["faces"] else None for f in frames[10:]]
+
+
+def jitter(points):
+    """RMS frame-to-frame motion: of the nose tip, and of all 68 points (mean square over them)."""
+    steps = [b - a for a, b in zip(points, points[1:]) if a is not None and b is not None]
+    if not steps:
+        return float("nan"), float("nan")
+    nose = np.mean([s[30, 0] ** 2 + s[30, 1] ** 2 for s in steps]) ** 0.5
+    every = np.mean([np.mean(s[:, 0] ** 2 + s[:, 1] ** 2) for s in steps]) ** 0.5
+    return float(nose), float(every)
+
+
+def lag(raw, smooth, speed):
+    trail = [float(np.mean(r[:, 0] - s[:, 0])) / speed for r, s in zip(raw, smooth) if r is not None and s is not None]
+    return sum(trail) / len(trail) if trail else float("nan")
+
+
+def one_euro(raw_frames, minimum_cutoff, beta, derivative_cutoff=1.0):
+    """LandmarkSmoothing.swift's OneEuroFilter on every frame of one sequence (68x2 arrays or None)."""
+    def factor(cutoff):
+        tau = 1 / (2 * np.pi * cutoff)
+        return 1 / (1 + tau * FPS)
+    out, velocity, smoothed = None, None, []
+    for raw in raw_frames:
+        if raw is None:
+            out = None
+            smoothed.append(None)
+            continue
+        if out is None:
+            out, velocity = raw.copy(), np.zeros_like(raw)
+        else:
+            velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
+            speed = np.sqrt((velocity ** 2).sum(axis=1, keepdims=True))
+            out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
+        smoothed.append(out)
+    return smoothed
+
+
+def people(facerelay, pipelines, corpus):
+    for name in sorted(os.listdir(corpus)):
+        if name.endswith(".pgm"):
+            photo = os.path.join(corpus, name)
+            faces = inspect(facerelay, pipelines, photo)[0]["faces"]
+            if faces:
+                yield name[:-4], photo, faces[0]["box"]
+
+
+def sequences(facerelay, pipelines, corpus, work, smoothing):
+    """person -> {speed: frames as inspect printed them}, speed 0 the still face."""
+    result = {}
+    for person, photo, box in people(facerelay, pipelines, corpus):
+        result[person] = {}
+        for speed in (0,) + SPEEDS:
+            path = os.path.join(work, f"{person}.{speed}.mp4")
+            if not os.path.exists(path):
+                sequence(photo, box, speed, path)
+            result[person][speed] = inspect(facerelay, pipelines, path, "--smoothing", smoothing)
+    return result
+
+
+def report(facerelay, corpus, pipelines, smoothings):
+    print(f"{'person':22s} {'smoothing':9s} {'nose px':>8s} {'all px':>7s}" + "".join(f" {f'lag@{s}':>7s}" for s in SPEEDS))
+    worst = {}
+    with tempfile.TemporaryDirectory() as work:
+        for smoothing in smoothings:
+            for person, runs in sequences(facerelay, pipelines, corpus, work, smoothing).items():
+                nose, every = jitter(tracks(runs[0], "landmarks"))
+                lags = [lag(tracks(runs[s], "rawLandmarks"), tracks(runs[s], "landmarks"), s) for s in SPEEDS]
+                print(f"{person:22s} {smoothing:9s} {nose:8.3f} {every:7.3f}" + "".join(f" {v:7.2f}" for v in lags), flush=True)
+                w = worst.setdefault(smoothing, [0.0, 0.0] + [0.0] * len(SPEEDS))
+                for i, v in enumerate([nose, every] + lags):
+                    w[i] = max(w[i], v)
+    for smoothing, w in worst.items():
+        print(f"{'worst':22s} {smoothing:9s} {w[0]:8.3f} {w[1]:7.3f}" + "".join(f" {v:7.2f}" for v in w[2:]))
+
+
+def tune(facerelay, corpus, pipelines):
+    with tempfile.TemporaryDirectory() as work:
+        runs = sequences(facerelay, pipelines, corpus, work, "none")
+    raw = {p: {s: tracks(frames, "rawLandmarks") for s, frames in r.items()} for p, r in runs.items()}
+    rows = []
+    for cutoff in (0.1, 0.2, 0.3, 0.4, 0.5, 0.8):
+        for beta in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1):
+            nose = every = 0.0
+            lags = [0.0] * len(SPEEDS)
+            for person, seqs in raw.items():
+                n, e = jitter(one_euro(seqs[0], cutoff, beta))
+                nose, every = max(nose, n), max(every, e)
+                for i, s in enumerate(SPEEDS):
+                    lags[i] = max(lags[i], lag(seqs[s], one_euro(seqs[s], cutoff, beta), s))
+            rows.append((nose >= 0.25, max(lags), cutoff, beta, nose, every, lags))
+    print(f"{len(raw)} people; worst person's figures; min cutoff Hz, beta")
+    print(f"{'cutoff':>6s} {'beta':>6s} {'nose px':>8s} {'all px':>7s}" + "".join(f" {f'lag@{s}':>7s}" for s in SPEEDS))
+    for _, _, cutoff, beta, nose, every, lags in sorted(rows, key=lambda r: (r[0], r[1])):
+        print(f"{cutoff:6.2f} {beta:6.3f} {nose:8.3f} {every:7.3f}" + "".join(f" {v:7.2f}" for v in lags))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--tune":
+        tune(*sys.argv[2:5])
+    else:
+        report(*sys.argv[1:4], sys.argv[4:] or ["none", "lowpass", "oneeuro"])
