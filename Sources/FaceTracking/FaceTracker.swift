@@ -397,6 +397,18 @@ public final class FaceTracker {
         }
     }
 
+    /// Where the detector sees a face near `region` (within `reach`), and at `region` a pyramid step
+    /// (6/5) smaller and larger: the best of the three.
+    private func locateAtScales(_ grey: Plane, around region: FitRegion, reach: Float) -> FaceSighting? {
+        guard var best = locate(grey, around: region, reach: reach) else { return nil }
+        for factor: Float in [5 / 6, 6 / 5] {
+            let side = region.box.width * factor, centre = region.box.centre
+            let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
+            if let other = locate(grey, around: scaled, reach: Self.checkReach), other.score > best.score { best = other }
+        }
+        return best
+    }
+
     /// A detector score as a confidence (see `TrackedFace.confidence`).
     static func confidence(_ score: Float) -> Float { min(1, max(0, (score + 1) / 2)) }
 
@@ -504,12 +516,13 @@ public final class FaceTracker {
         let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
         guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
         var region = face.framing.region(around: raw)
-        // The detector checks the fit on its own frame, looking where the face was expected (at
-        // the size it had: a fit that missed the face has the wrong size): every few frames, and at
-        // once where the fit did not land where expected, the face is at the frame's edge or held.
-        // Where it sees the face away from the fit, the fit did not follow the face (a jump, a turn
-        // of direction): it is fitted again from the detector's box, and the jump is not taken for
-        // a speed.
+        // The detector checks the fit on its own frame, looking where the face was expected: every
+        // few frames, and at once where the fit did not land where expected, the face is at the
+        // frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
+        // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
+        // jump is not taken for a speed. The check also looks a pyramid step smaller and larger: each frame's fit starts from a box drawn around the last, so nothing but the
+        // detector tells when the fit's size has crept away from the face's (on small faces under
+        // sensor noise the fit can grow a tenth a frame), and the detector's size is then taken.
         let step = predicted.box.width * settings.refitDistance
         let change = settings.unexpectedChange
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
@@ -522,10 +535,11 @@ public final class FaceTracker {
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach) {
+        } else if let sighting = locateAtScales(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach) {
             face.confidence = Self.confidence(sighting.score)
             let surprised = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
+                || abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
             if face.confidence >= settings.doubtfulConfidence, surprised,
                let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
                let again = fitLandmarks(grey, in: face.framing.region(around: first)) {

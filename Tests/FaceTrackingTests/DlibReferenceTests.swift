@@ -1,6 +1,6 @@
 import CDlibReference
+@testable import FaceTracking
 import CFaceVision
-import FaceTracking
 import FaceVision
 import Foundation
 import FrameKit
@@ -84,8 +84,7 @@ import Testing
         var error: UnsafeMutablePointer<CChar>?
         let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
         defer { dr_predictor_destroy(predictor) }
-        var settings = FaceTracker.Settings()
-        settings.maximumFaces = 8
+        let settings = FaceTracker.Settings()
         var faces = 0, errors: [Float] = []
         for photo in corpus.photos {
             let tracker = try makeFaceTracker(settings: settings, model: model)
@@ -117,6 +116,103 @@ import Testing
         #expect(faces >= 15 && errors.count >= 12, "only \(faces) faces found, \(errors.count) compared")
         let mean = errors.reduce(0, +) / Float(max(1, errors.count))
         #expect(mean <= 0.04, "landmarks \(mean * 100) % of the eye distance from dlib's fit on average: \(errors)")
+    }
+
+    /// On a moving, noisy sequence of every person (the photo zoomed so dlib's box around the face is
+    /// 140 px, then 95 px, on 540x540 frames, sliding 5 px a frame, Gaussian sensor noise of sigma 6
+    /// new on every frame), run as a stream runs it (default settings, detection on its own thread):
+    /// every face of 80 px or more dlib's stock detector finds on the first frame is shown from frame
+    /// 3 (10 for a face under 120 px) on every frame dlib finds it; the fit there lies within 4 % of
+    /// the outer-eye distance of dlib's own shape predictor on the same box on average and never over
+    /// 10 %, and within 4 % of dlib's whole pipeline (its predictor on its detector's box) on average.
+    /// Not each frame against dlib's box: under noise its box jumps a pyramid level now and then (125
+    /// to 150 px and back) and its fit with it, by up to 11 %. The fit, not the smoothed landmarks:
+    /// smoothing trails a moving face by design (noise_jitter.py measures it). A face coming into view later (the group photo's neighbours, panned in through the edge)
+    /// is found by the periodic detection, within an interval: RealFaceMotionTests.
+    @Test(arguments: [140, 95] as [Float])
+    func everyFaceDlibFindsInANoisyMovingSequenceIsShownWithDlibsLandmarks(faceSide: Float) throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        var error: UnsafeMutablePointer<CChar>?
+        let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
+        defer { dr_predictor_destroy(predictor) }
+        let side = 540, frames = 24, allowance = faceSide < 120 ? 10 : 3
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: side * side)
+        defer { frame.deallocate() }
+        let plane = Plane(base: frame, stride: side, width: side, height: side)
+        var noise = GaussianNoise(sigma: 6)
+        var people = 0, checked = 0, errors: [Float] = [], pipelineErrors: [Float] = []
+        for photo in corpus.photos {
+            guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { continue }
+            people += 1
+            let tracker = try makeFaceTracker(settings: FaceTracker.Settings(), model: model)
+            let scale = Double(faceSide / face.width)
+            let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
+            var followed: [Point] = []
+            for index in 0..<frames {
+                let forward = [scale, 0, 200 + 5 * Double(index) - scale * fx, 0, scale, 270 - scale * fy]
+                #expect(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame, Int32(side), &error) == 0)
+                noise.add(to: frame, count: side * side)
+                tracker.process(plane, seconds: Double(index) / 30)
+                var found = [dr_detection](repeating: dr_detection(), count: 16)
+                let count = Int(dr_detect(frame, Int32(side), Int32(side), Int32(side), 0, &found, 16, &error))
+                let stocks = found.prefix(max(0, count)).filter { $0.width >= 80 }
+                // Where the faces dlib found on the first frame are now: they move with the frame.
+                if index == 0 { followed = stocks.map { Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2) } }
+                guard index >= allowance else { continue }
+                for stock in stocks {
+                    let centre = Point(x: stock.x + stock.width / 2, y: stock.y + stock.height / 2)
+                    guard followed.contains(where: { ($0 + Point(x: 5 * Float(index), y: 0)).distance(to: centre) < stock.width * 0.3 }) else { continue }
+                    guard let match = tracker.faces.first(where: { $0.isShown && $0.box.centre.distance(to: centre) < stock.width * 0.3 }) else {
+                        Issue.record("\(photo.name), \(faceSide) px, frame \(index): dlib's face at \(stock) (score \(stock.score)) is not shown")
+                        continue
+                    }
+                    checked += 1
+                    guard stock.x >= 0, stock.y >= 0, stock.x + stock.width <= Float(side), stock.y + stock.height <= Float(side) else { continue }
+                    func distance(fittedOn box: (x: Float, y: Float, width: Float, height: Float)) -> Float {
+                        var points = [Float](repeating: 0, count: 136)
+                        #expect(dr_fit(predictor, frame, Int32(side), Int32(side), Int32(side), box.x, box.y, box.width, box.height, &points, &error) == 0)
+                        let eyes = hypotf(points[2 * 45] - points[2 * 36], points[2 * 45 + 1] - points[2 * 36 + 1])
+                        var total: Float = 0
+                        for i in 0..<68 { total += hypotf(match.rawLandmarks[i].x - points[2 * i], match.rawLandmarks[i].y - points[2 * i + 1]) }
+                        return total / 68 / eyes
+                    }
+                    errors.append(distance(fittedOn: (match.box.x, match.box.y, match.box.width, match.box.height)))
+                    pipelineErrors.append(distance(fittedOn: (stock.x, stock.y, stock.width, stock.height)))
+                    #expect(errors.last! <= 0.10, "\(photo.name), \(faceSide) px, frame \(index): the fit is \(errors.last! * 100) % of the eye distance from dlib's on its box")
+                }
+            }
+        }
+        #expect(people >= 10 && checked >= people * (frames - allowance) / 2, "\(people) people, \(checked) faces on frames compared")
+        let mean = errors.reduce(0, +) / Float(max(1, errors.count))
+        let pipelineMean = pipelineErrors.reduce(0, +) / Float(max(1, pipelineErrors.count))
+        #expect(mean <= 0.04, "the fit is \(mean * 100) % of the eye distance from dlib's fit on its box on average")
+        #expect(pipelineMean <= 0.04, "the fit is \(pipelineMean * 100) % of the eye distance from dlib's pipeline on average")
+        print("\(faceSide) px: \(people) people, \(errors.count) faces compared: from dlib's fit on the same box mean \(mean * 100) %, worst \((errors.max() ?? 0) * 100) %; from dlib's pipeline mean \(pipelineMean * 100) %, worst \((pipelineErrors.max() ?? 0) * 100) %")
+    }
+}
+
+/// Gaussian noise (Box-Muller from a fixed seed), as a webcam's sensor adds it, new on every call.
+struct GaussianNoise {
+    let sigma: Float
+    private var state: UInt64 = 0x2545_F491_4F6C_DD1D
+
+    init(sigma: Float) { self.sigma = sigma }
+
+    private mutating func uniform() -> Float {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return (Float(state >> 40) + 0.5) / Float(1 << 24)
+    }
+
+    mutating func add(to pixels: UnsafeMutablePointer<UInt8>, count: Int) {
+        var i = 0
+        while i < count {
+            let radius = (-2 * logf(uniform())).squareRoot() * sigma, angle = 2 * Float.pi * uniform()
+            for (offset, value) in [(0, radius * cosf(angle)), (1, radius * sinf(angle))] where i + offset < count {
+                pixels[i + offset] = UInt8(max(0, min(255, (Float(pixels[i + offset]) + value).rounded())))
+            }
+            i += 2
+        }
     }
 }
 
