@@ -88,7 +88,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
@@ -96,7 +95,6 @@ let package = Package(
             dependencies: [
                 "RelayServer", "FaceStage", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

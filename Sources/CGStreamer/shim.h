@@ -96,14 +96,17 @@ typedef void (*fr_pad_added_callback)(GstElement *element, GstPad *pad, gpointer
 typedef void (*fr_no_more_pads_callback)(GstElement *element, gpointer user_data);
 typedef void (*fr_element_added_callback)(GstBin *bin, GstBin *sub_bin, GstElement *element, gpointer user_data);
 
-static inline void fr_connect_pad_added(GstElement *element, fr_pad_added_callback callback, gpointer user_data) {
-    g_signal_connect(element, "pad-added", G_CALLBACK(callback), user_data);
+// Each returns the handler's id, for g_signal_handler_disconnect (0 if the signal does not exist);
+// GLib calls `release` with `user_data` once the handler is gone (disconnected, or its instance
+// finalized) and no emission is running it any more.
+static inline gulong fr_connect_pad_added(GstElement *element, fr_pad_added_callback callback, gpointer user_data, GClosureNotify release) {
+    return g_signal_connect_data(element, "pad-added", G_CALLBACK(callback), user_data, release, (GConnectFlags)0);
 }
-static inline void fr_connect_no_more_pads(GstElement *element, fr_no_more_pads_callback callback, gpointer user_data) {
-    g_signal_connect(element, "no-more-pads", G_CALLBACK(callback), user_data);
+static inline gulong fr_connect_no_more_pads(GstElement *element, fr_no_more_pads_callback callback, gpointer user_data, GClosureNotify release) {
+    return g_signal_connect_data(element, "no-more-pads", G_CALLBACK(callback), user_data, release, (GConnectFlags)0);
 }
-static inline void fr_connect_deep_element_added(GstElement *bin, fr_element_added_callback callback, gpointer user_data) {
-    g_signal_connect(bin, "deep-element-added", G_CALLBACK(callback), user_data);
+static inline gulong fr_connect_deep_element_added(GstElement *bin, fr_element_added_callback callback, gpointer user_data, GClosureNotify release) {
+    return g_signal_connect_data(bin, "deep-element-added", G_CALLBACK(callback), user_data, release, (GConnectFlags)0);
 }
 
 /// srtsrc's "caller-connecting": return TRUE to let the handshake go on (libsrt may still refuse it).

@@ -8,27 +8,22 @@ import Synchronization
 /// `video_out` appsink, AAC as it is and any other audio encoded to AAC to the `audio_out` appsink,
 /// anything else (a second video, subtitles, data) to a fakesink so it cannot stall the others.
 ///
-/// `@unchecked Sendable` because of its C pointers, both `let`: the pipeline, a GStreamer object whose
-/// calls are thread-safe, and `framesArrived`, a counter that a pad probe increments and readers
-/// read with GLib's atomics. Everything else it changes after `init` is in a `Locked`, a Mutex or an
-/// Atomic: decodebin links its pads on streaming threads while the relay's threads read.
-final class IngestPipeline: @unchecked Sendable {
-    let pipeline: UnsafeMutablePointer<GstElement>
-    private let videoBranch: String
-    private let audioBranchAAC: String
-    private let audioBranchEncode: String
-    private let logger: Logger
+/// decodebin links its pads on streaming threads while the relay's threads read what it found:
+/// that work and its state are a `PadLinker`, which the signal handlers hold on to for as long as
+/// they are connected; `deinit` stops the pipeline, then disconnects every handler.
+final class IngestPipeline: Sendable {
+    /// The reference `GStreamer.parse` returned, released by `deinit`.
+    private let pipelineReference: ElementPointer
+    var pipeline: UnsafeMutablePointer<GstElement> { pipelineReference.pointer }
+    private let linker: PadLinker
     private let inputName: String
-    /// A network input, timed by its sender rather than read from a file.
-    private let isLiveInput: Bool
+    /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
+    private let srtWatch: Int?
 
-    /// Decoded frames that reached the video appsink, including any it dropped: a C counter
-    /// incremented by a pad probe on a streaming thread.
-    let framesArrived: UnsafeMutablePointer<gint>
-
-    struct Streams {
-        var videoSink: UnsafeMutablePointer<GstElement>?
-        var audioSink: UnsafeMutablePointer<GstElement>?
+    struct Streams: Sendable {
+        /// The appsinks, each with a reference of the ingest's own.
+        var videoSink: ElementPointer?
+        var audioSink: ElementPointer?
         var audioIsPassThrough = false
         var allPadsKnown = false
         var failure: MediaError?
@@ -37,35 +32,19 @@ final class IngestPipeline: @unchecked Sendable {
         /// track that never comes may not say for seconds).
         var demuxedKinds: Set<String> = []
     }
-    private let streams = Locked(Streams())
-
-    /// The branch bins decodebin's pads feed, kept so that a replacement pad can take over.
-    private struct Branches {
-        var video: UnsafeMutablePointer<GstElement>?
-        var audio: UnsafeMutablePointer<GstElement>?
-        var audioMediaType: String?
-    }
-    private let branches = Locked(Branches())
-    /// The SRT listener's registration with `SRTCallerWatch`, for an SRT listener input.
-    private let srtWatch: Int?
-    private let srtRefusals = Locked<SRTRefusal?>(nil)
-    /// Set once the output was opened without audio: audio that appears later has nowhere to go.
-    private let audioRefused = Atomic<Bool>(false)
-    /// The picture size every frame is scaled to, once the relay has fixed it.
-    private let lockedVideoSize = Mutex<(width: Int, height: Int)?>(nil)
-    /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
-    var lastSRTRefusal: SRTRefusal? { srtRefusals.withLock { $0 } }
 
     init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
-        self.logger = logger
-        inputName = input.description
-        isLiveInput = input.isLive
+        let inputName = input.description
+        self.inputName = inputName
         let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
         let sync = settings.pacesFile(input)
+        let branches: PadLinker.BranchDescriptions
+        let pipeline: UnsafeMutablePointer<GstElement>
         do {
-            videoBranch = try library.videoBranchDescription(live: settings.isLive(input), sync: sync)
-            audioBranchAAC = try library.audioBranchDescription(isAAC: true, sync: sync, settings: settings)
-            audioBranchEncode = try library.audioBranchDescription(isAAC: false, sync: sync, settings: settings)
+            branches = PadLinker.BranchDescriptions(
+                video: try library.videoBranchDescription(live: settings.isLive(input), sync: sync),
+                audioAAC: try library.audioBranchDescription(isAAC: true, sync: sync, settings: settings),
+                audioEncode: try library.audioBranchDescription(isAAC: false, sync: sync, settings: settings))
             pipeline = try GStreamer.parse(try library.ingestDescription(for: input, settings: settings), files: files)
         } catch let error as PipelineTemplateError {
             throw MediaError(.pipelineTemplate, error.description)
@@ -74,74 +53,40 @@ final class IngestPipeline: @unchecked Sendable {
         } catch {
             throw MediaError(.pipelineTemplate, "\(error)")
         }
+        pipelineReference = ElementPointer(pointer: pipeline)
+        let linker = PadLinker(pipeline: pipeline, branches: branches, inputName: inputName, isLiveInput: input.isLive, logger: logger)
+        self.linker = linker
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
         if case .srtListener(let uri) = input, let source = fr_bin_find_by_factory(pipeline, "srtsrc") {
             // A refused caller never reaches the pipeline: without this, a broadcaster with the
             // wrong passphrase would look like no broadcaster at all.
             let hasPassphrase = uri.split(separator: "?").last?.split(separator: "&").contains { $0.hasPrefix("passphrase=") } ?? false
-            srtWatch = SRTCallerWatch.shared.watch(source, hasPassphrase: hasPassphrase) { [logger, inputName, srtRefusals] refusal in
-                srtRefusals.withLock { $0 = refusal }
+            srtWatch = SRTCallerWatch.shared.watch(source, hasPassphrase: hasPassphrase) { [logger, inputName, linker] refusal in
+                linker.noteRefusal(refusal)
                 logger.warning("\(refusal); still listening on \(inputName)", metadata: ["input": "\(inputName)"])
             }
             fr_unref(source)
         } else {
             srtWatch = nil
         }
-        framesArrived = .allocate(capacity: 1)
-        framesArrived.initialize(to: 0)
         // Branch templates are checked now so that a typo is reported at start, not mid-stream.
-        for (description, file) in [(videoBranch, "ingest-video.gst"), (audioBranchAAC, "ingest-audio-aac.gst"), (audioBranchEncode, "ingest-audio-encode.gst")] {
+        for (description, file) in [(branches.video, "ingest-video.gst"), (branches.audioAAC, "ingest-audio-aac.gst"), (branches.audioEncode, "ingest-audio-encode.gst")] {
             let bin = try GStreamer.parseBin(description, files: [library.directory + "/" + file])
             fr_unref(bin)
         }
         let decode = try GStreamer.element("decode", in: pipeline, files: files)
         defer { fr_unref(decode) }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        fr_connect_pad_added(decode, { _, pad, context in
-            guard let pad, let context else { return }
-            Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().attach(pad: pad)
-        }, context)
-        fr_connect_no_more_pads(decode, { _, context in
-            guard let context else { return }
-            Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { $0.allPadsKnown = true }
-        }, context)
-        fr_connect_deep_element_added(pipeline, { _, _, element, context in
-            guard let element, let context else { return }
-            // Pictures the decoder knows to be corrupt (no reference picture after a loss) are
-            // dropped rather than relayed as green smears; damaged slices are concealed, as
-            // any player does.
-            if fr_element_has_property(element, "output-corrupt") != 0 { fr_set_bool(element, "output-corrupt", 0) }
-            if let klass = gst_element_get_metadata(element, "klass"), String(cString: klass).contains("Demux") {
-                fr_connect_pad_added(element, { _, pad, context in
-                    guard let pad, let context else { return }
-                    let name = String(cString: fr_object_name(pad))
-                    guard let kind = ["audio", "video"].first(where: { name.hasPrefix($0) }) else { return }
-                    Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().streams.withLock { _ = $0.demuxedKinds.insert(kind) }
-                }, context)
-            }
-            // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
-            // live MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it
-            // converges and shifts audio against video by tens of milliseconds. A file needs its
-            // PCR: without it tsdemux gives its audio no timestamps at all.
-            let isLive = Unmanaged<IngestPipeline>.fromOpaque(context).takeUnretainedValue().isLiveInput
-            switch String(cString: fr_element_factory_name(element)) {
-            case "tsdemux" where isLive: fr_set_bool(element, "ignore-pcr", 1)
-            // A live broadcast's audio comes within a few tags of its video, if at all.
-            case "flvdemux" where isLive: fr_decide_flv_audio_within(element, IngestPipeline.audioWaitAfterVideoMilliseconds)
-            default: break
-            }
-        }, context)
+        linker.connectHandlers(decode: decode)
     }
 
     deinit {
+        // Setting NULL returns once every streaming thread has left the pipeline's elements, so
+        // no handler is running or can start; the handlers are then disconnected, which releases
+        // their references to the linker.
         fr_set_state(pipeline, GST_STATE_NULL)
+        linker.disconnectHandlers()
         if let srtWatch { SRTCallerWatch.shared.stopWatching(srtWatch) }
-        streams.withLock { streams in
-            fr_unref(streams.videoSink)
-            fr_unref(streams.audioSink)
-        }
         fr_unref(pipeline)
-        framesArrived.deallocate()
     }
 
     /// Stream time a live FLV input's video runs before the relay stops waiting for its audio.
@@ -162,100 +107,315 @@ final class IngestPipeline: @unchecked Sendable {
         }
     }
 
-    var snapshot: Streams { streams.withLock { $0 } }
+    var snapshot: Streams { linker.streams }
+
+    /// Decoded frames that reached the video appsink, including any it dropped.
+    var framesArrived: Int { linker.framesArrived.value }
+
+    /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
+    var lastSRTRefusal: SRTRefusal? { linker.lastSRTRefusal }
+
+    /// The output has no audio: audio streams that appear from now on are discarded.
+    func refuseAudio() { linker.refuseAudio() }
+
+    /// From now on frames of this size are delivered whatever the input sends: a broadcaster
+    /// switching resolution mid-stream, or coming back with another one, is scaled to the size
+    /// the output (and upstream) was opened with, instead of ending the stream.
+    func lockVideoSize(width: Int, height: Int) { linker.lockVideoSize(width: width, height: height) }
+}
+
+/// What the ingest's signal handlers work on: it links decodebin's pads to branches as they
+/// appear, and keeps what they found for the relay's threads.
+///
+/// The handlers run on GStreamer's streaming threads, and each gets this linker as its user data
+/// with a reference of its own (`Unmanaged.passRetained`), which GLib gives back to
+/// `releasePadLinker` once the handler is gone: disconnected, or its instance finalized, and in
+/// either case no longer running. So the linker outlives every handler that can call it, whatever
+/// thread drops the ingest and whenever. Nothing here refers to the `IngestPipeline`, so a handler
+/// never keeps it alive; its `deinit` disconnects every handler, which also breaks the cycle
+/// through the pipeline reference held here.
+private final class PadLinker: Sendable {
+    struct BranchDescriptions: Sendable {
+        let video: String
+        let audioAAC: String
+        let audioEncode: String
+    }
+
+    enum Kind: Sendable {
+        case video, audio
+
+        var sinkName: String { self == .video ? "video_out" : "audio_out" }
+    }
+
+    /// A connected signal handler, with a reference to the object it is connected on.
+    struct SignalHandler: Sendable {
+        let instance: ElementPointer
+        let id: gulong
+    }
+
+    struct State: Sendable {
+        var streams = IngestPipeline.Streams()
+        /// The branch bins decodebin's pads feed (the pipeline holds them), kept so that a
+        /// replacement pad can take over.
+        var videoBranch: ElementPointer?
+        var audioBranch: ElementPointer?
+        var audioMediaType: String?
+        /// A pad was given that kind's branch: it is being built, or was built.
+        var videoClaimed = false
+        var audioClaimed = false
+        /// Set once the output was opened without audio: audio that appears later has nowhere to go.
+        var audioRefused = false
+        /// The picture size every frame is scaled to, once the relay has fixed it.
+        var videoSize: (width: Int, height: Int)?
+        /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
+        var lastSRTRefusal: SRTRefusal?
+        var handlers: [SignalHandler] = []
+        /// Set by `disconnectHandlers`: a handler connected later is disconnected at once.
+        var handlersDisconnected = false
+    }
+
+    private enum Plan {
+        case build(Kind, description: String)
+        case relink(ElementPointer)
+        case ignore
+    }
+
+    /// A reference of the linker's own, released by `deinit`.
+    private let pipeline: ElementPointer
+    private let branches: BranchDescriptions
+    private let inputName: String
+    /// A network input, timed by its sender rather than read from a file.
+    private let isLiveInput: Bool
+    private let logger: Logger
+    /// Decoded frames that reached the video appsink, including any it dropped: a C counter
+    /// incremented by a pad probe on a streaming thread.
+    let framesArrived: AtomicCounterPointer
+    private let state = Mutex(State())
+
+    init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, logger: Logger) {
+        _ = gst_object_ref(pipeline)
+        self.pipeline = ElementPointer(pointer: pipeline)
+        self.branches = branches
+        self.inputName = inputName
+        self.isLiveInput = isLiveInput
+        self.logger = logger
+        let counter = UnsafeMutablePointer<gint>.allocate(capacity: 1)
+        counter.initialize(to: 0)
+        framesArrived = AtomicCounterPointer(pointer: counter)
+    }
+
+    deinit {
+        // Every handler is gone (each held a reference), and with the pipeline, the probe that
+        // counts into `framesArrived`.
+        let sinks = state.withLock { [$0.streams.videoSink, $0.streams.audioSink] }
+        for sink in sinks { fr_unref(sink?.pointer) }
+        fr_unref(pipeline.pointer)
+        framesArrived.pointer.deallocate()
+    }
+
+    var streams: IngestPipeline.Streams { state.withLock { $0.streams } }
+
+    var lastSRTRefusal: SRTRefusal? { state.withLock { $0.lastSRTRefusal } }
+
+    func noteRefusal(_ refusal: SRTRefusal) { state.withLock { $0.lastSRTRefusal = refusal } }
+
+    func refuseAudio() { state.withLock { $0.audioRefused = true } }
+
+    func lockVideoSize(width: Int, height: Int) {
+        // Stored before it is set on the pipeline: a video branch being built reads it once its
+        // bin is in the pipeline, so either it reads the size or this finds its bin.
+        state.withLock { $0.videoSize = (width, height) }
+        Self.setSize((width, height), in: pipeline.pointer)
+    }
+
+    // MARK: signal handlers
+
+    func connectHandlers(decode: UnsafeMutablePointer<GstElement>) {
+        connect(decode) { userData in
+            fr_connect_pad_added(decode, { _, pad, context in
+                guard let pad, let context else { return }
+                PadLinker.of(context).attach(pad: pad)
+            }, userData, releasePadLinker)
+        }
+        connect(decode) { userData in
+            fr_connect_no_more_pads(decode, { _, context in
+                guard let context else { return }
+                PadLinker.of(context).state.withLock { $0.streams.allPadsKnown = true }
+            }, userData, releasePadLinker)
+        }
+        connect(pipeline.pointer) { userData in
+            fr_connect_deep_element_added(pipeline.pointer, { _, _, element, context in
+                guard let element, let context else { return }
+                PadLinker.of(context).elementAdded(element)
+            }, userData, releasePadLinker)
+        }
+    }
+
+    /// Disconnects every handler connected so far, and from now on any connected later (a
+    /// demuxer's, should one be added meanwhile) as soon as it is.
+    func disconnectHandlers() {
+        let handlers = state.withLock { state in
+            defer { state.handlers = [] }
+            state.handlersDisconnected = true
+            return state.handlers
+        }
+        for handler in handlers { Self.disconnect(handler) }
+    }
+
+    /// The linker a handler was given, borrowed: the handler's own reference keeps it alive.
+    private static func of(_ context: UnsafeMutableRawPointer) -> PadLinker {
+        Unmanaged<PadLinker>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    /// Connects a handler on `instance` with `connecting`, which gets the user data to pass (a
+    /// reference to this linker, for `releasePadLinker`) and returns the handler's id.
+    private func connect(_ instance: UnsafeMutablePointer<GstElement>, _ connecting: (UnsafeMutableRawPointer) -> gulong) {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let id = connecting(context)
+        guard id != 0 else {
+            // No such signal: GLib kept no handler, and will release nothing.
+            Unmanaged<PadLinker>.fromOpaque(context).release()
+            return
+        }
+        _ = gst_object_ref(instance)
+        let handler = SignalHandler(instance: ElementPointer(pointer: instance), id: id)
+        let kept = state.withLock { state in
+            if !state.handlersDisconnected { state.handlers.append(handler) }
+            return !state.handlersDisconnected
+        }
+        if !kept { Self.disconnect(handler) }
+    }
+
+    private static func disconnect(_ handler: SignalHandler) {
+        g_signal_handler_disconnect(handler.instance.pointer, handler.id)
+        fr_unref(handler.instance.pointer)
+    }
+
+    /// An element added anywhere in the pipeline (decodebin adds its demuxer and decoders).
+    private func elementAdded(_ element: UnsafeMutablePointer<GstElement>) {
+        // Pictures the decoder knows to be corrupt (no reference picture after a loss) are
+        // dropped rather than relayed as green smears; damaged slices are concealed, as
+        // any player does.
+        if fr_element_has_property(element, "output-corrupt") != 0 { fr_set_bool(element, "output-corrupt", 0) }
+        if let klass = gst_element_get_metadata(element, "klass"), String(cString: klass).contains("Demux") {
+            connect(element) { userData in
+                fr_connect_pad_added(element, { _, pad, context in
+                    guard let pad, let context else { return }
+                    let name = String(cString: fr_object_name(pad))
+                    guard let kind = ["audio", "video"].first(where: { name.hasPrefix($0) }) else { return }
+                    PadLinker.of(context).state.withLock { _ = $0.streams.demuxedKinds.insert(kind) }
+                }, userData, releasePadLinker)
+            }
+        }
+        // A relay keeps the broadcaster's own timeline (it never plays against our clock), so
+        // live MPEG-TS is timed from its PTS: tsdemux's PCR skew estimate jumps while it
+        // converges and shifts audio against video by tens of milliseconds. A file needs its
+        // PCR: without it tsdemux gives its audio no timestamps at all.
+        switch String(cString: fr_element_factory_name(element)) {
+        case "tsdemux" where isLiveInput: fr_set_bool(element, "ignore-pcr", 1)
+        // A live broadcast's audio comes within a few tags of its video, if at all.
+        case "flvdemux" where isLiveInput: fr_decide_flv_audio_within(element, IngestPipeline.audioWaitAfterVideoMilliseconds)
+        default: break
+        }
+    }
+
+    // MARK: linking pads
 
     private func attach(pad: UnsafeMutablePointer<GstPad>) {
         let mediaType = String(cString: fr_pad_media_type(pad))
         let padCaps = GStreamer.takeString(fr_pad_caps_string(pad)) ?? mediaType
-        let kind: String
-        let description: String?
-        switch mediaType {
-        case "video/x-raw" where snapshot.videoSink == nil:
-            kind = "video"
-            description = videoBranch
-        case "audio/mpeg" where snapshot.audioSink == nil && !audioRefused.load(ordering: .relaxed):
-            kind = "audio"
-            description = audioBranchAAC
-        case "audio/x-raw" where snapshot.audioSink == nil && !audioRefused.load(ordering: .relaxed):
-            kind = "audio"
-            description = audioBranchEncode
-        default:
-            kind = "ignored"
-            description = nil
+        // What the pad gets is decided, and a branch claimed, in one critical section: two pads
+        // exposed at once on two streaming threads cannot both build the same branch.
+        let (plan, audioRefused) = state.withLock { state -> (Plan, Bool) in
+            switch mediaType {
+            case "video/x-raw" where !state.videoClaimed:
+                state.videoClaimed = true
+                return (.build(.video, description: branches.video), state.audioRefused)
+            case "audio/mpeg" where !state.audioClaimed && !state.audioRefused:
+                state.audioClaimed = true
+                return (.build(.audio, description: branches.audioAAC), state.audioRefused)
+            case "audio/x-raw" where !state.audioClaimed && !state.audioRefused:
+                state.audioClaimed = true
+                return (.build(.audio, description: branches.audioEncode), state.audioRefused)
+            default:
+                // A program change (MPEG-TS with a new PMT, a new resolution) brings new pads for
+                // the same streams: they take over the branches the old pads fed, so the stream goes on.
+                let branch = mediaType == "video/x-raw" ? state.videoBranch : state.audioMediaType == mediaType ? state.audioBranch : nil
+                return (branch.map { .relink($0) } ?? .ignore, state.audioRefused)
+            }
         }
-        // A program change (MPEG-TS with a new PMT, a new resolution) brings new pads for the same
-        // streams: they take over the branches the old pads fed, so the stream goes on.
-        let branch = branches.withLock { branches in
-            mediaType == "video/x-raw" ? branches.video : branches.audioMediaType == mediaType ? branches.audio : nil
-        }
-        if description == nil, let branch {
-            if fr_relink_pad_to_element(pad, branch) != 0 {
+        switch plan {
+        case .build(let kind, let description):
+            build(kind, from: description, for: pad, mediaType: mediaType, padCaps: padCaps)
+            return
+        case .relink(let branch):
+            if fr_relink_pad_to_element(pad, branch.pointer) != 0 {
                 logger.info("input stream changed; continuing", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
                 return
             }
+        case .ignore:
+            break
         }
-        guard let description else {
-            if mediaType.hasPrefix("audio/"), audioRefused.load(ordering: .relaxed) {
-                // Unread, its appsink would fill and stall the demuxer, and the video with it.
-                logger.warning("audio appeared in the input mid-stream; the output was opened without audio, relaying the video alone",
-                               metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
-            } else {
-                logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
-            }
-            linkToFakeSink(pad)
-            return
+        if mediaType.hasPrefix("audio/"), audioRefused {
+            // Unread, its appsink would fill and stall the demuxer, and the video with it.
+            logger.warning("audio appeared in the input mid-stream; the output was opened without audio, relaying the video alone",
+                           metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
+        } else {
+            logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
         }
+        linkToFakeSink(pad)
+    }
+
+    /// Builds the branch `attach` claimed for `kind`, links the pad to it and publishes its sink;
+    /// on failure records the error and gives the claim up.
+    private func build(_ kind: Kind, from description: String, for pad: UnsafeMutablePointer<GstPad>, mediaType: String, padCaps: String) {
         do {
             let bin = try GStreamer.parseBin(description, files: ["\(kind) branch"])
-            let sinkName = kind == "video" ? "video_out" : "audio_out"
-            let sink = try GStreamer.element(sinkName, in: bin, files: ["\(kind) branch"])
-            if kind == "video", let size = lockedVideoSize.withLock({ $0 }) { Self.setSize(size, in: bin) }
-            fr_bin_add(pipeline, bin)
+            let sink = try GStreamer.element(kind.sinkName, in: bin, files: ["\(kind) branch"])
+            fr_bin_add(pipeline.pointer, bin)
+            // Read once the bin is in the pipeline: see `lockVideoSize`.
+            if kind == .video, let size = state.withLock({ $0.videoSize }) { Self.setSize(size, in: bin) }
             fr_sync_state_with_parent(bin)
             guard fr_link_pad_to_element(pad, bin) != 0 else {
                 fr_unref(sink)
                 throw MediaError(.input, "cannot link the \(kind) stream of \(inputName) (\(padCaps)) to the relay")
             }
-            if kind == "video" {
-                fr_count_buffers_into(sink, framesArrived)
+            if kind == .video {
+                fr_count_buffers_into(sink, framesArrived.pointer)
                 // Frames that waited for the relay before it could take them (flvdemux holds a
                 // video-only RTMP stream's pads for 6 s, looking for audio) come in a burst: they
                 // are relayed, not dropped. The frame thread turns dropping on once it caught up.
                 fr_set_bool(sink, "drop", 0)
             }
-            branches.withLock { branches in
-                if kind == "video" {
-                    branches.video = bin
-                } else {
-                    branches.audio = bin
-                    branches.audioMediaType = mediaType
-                }
-            }
-            streams.withLock { streams in
-                if kind == "video" {
-                    streams.videoSink = sink
-                } else {
-                    streams.audioSink = sink
-                    streams.audioIsPassThrough = mediaType == "audio/mpeg"
+            let branch = ElementPointer(pointer: bin), published = ElementPointer(pointer: sink)
+            state.withLock { state in
+                switch kind {
+                case .video:
+                    state.videoBranch = branch
+                    state.streams.videoSink = published
+                case .audio:
+                    state.audioBranch = branch
+                    state.audioMediaType = mediaType
+                    state.streams.audioSink = published
+                    state.streams.audioIsPassThrough = mediaType == "audio/mpeg"
                 }
             }
             logger.debug("input stream linked", metadata: ["kind": "\(kind)", "caps": "\(padCaps)"])
         } catch let error as MediaError {
-            streams.withLock { $0.failure = error }
+            failed(kind, error)
         } catch {
-            streams.withLock { $0.failure = MediaError(.input, "\(error)") }
+            failed(kind, MediaError(.input, "\(error)"))
         }
     }
 
-    /// The output has no audio: audio streams that appear from now on are discarded.
-    func refuseAudio() { audioRefused.store(true, ordering: .relaxed) }
-
-    /// From now on frames of this size are delivered whatever the input sends: a broadcaster
-    /// switching resolution mid-stream, or coming back with another one, is scaled to the size
-    /// the output (and upstream) was opened with, instead of ending the stream.
-    func lockVideoSize(width: Int, height: Int) {
-        lockedVideoSize.withLock { $0 = (width, height) }
-        Self.setSize((width, height), in: pipeline)
+    private func failed(_ kind: Kind, _ error: MediaError) {
+        state.withLock { state in
+            state.streams.failure = error
+            switch kind {
+            case .video: state.videoClaimed = false
+            case .audio: state.audioClaimed = false
+            }
+        }
     }
 
     private static func setSize(_ size: (width: Int, height: Int), in bin: UnsafeMutablePointer<GstElement>) {
@@ -270,8 +430,14 @@ final class IngestPipeline: @unchecked Sendable {
         guard let fakesink = gst_element_factory_make("fakesink", nil) else { return }
         fr_set_bool(fakesink, "sync", 0)
         fr_set_bool(fakesink, "async", 0)
-        fr_bin_add(pipeline, fakesink)
+        fr_bin_add(pipeline.pointer, fakesink)
         fr_sync_state_with_parent(fakesink)
         _ = fr_link_pad_to_element(pad, fakesink)
     }
+}
+
+/// GLib's release of a handler's reference to its `PadLinker`, once the handler is gone.
+private func releasePadLinker(_ context: gpointer?, _ closure: UnsafeMutablePointer<GClosure>?) {
+    guard let context else { return }
+    Unmanaged<PadLinker>.fromOpaque(context).release()
 }

@@ -19,7 +19,7 @@ import Synchronization
 /// `@unchecked Sendable` because of three members the compiler cannot prove: `stage`, not Sendable,
 /// used on the frame thread but for `trackingFigures`, which `FrameStage` makes readable from any
 /// thread; and `videoTimestamps` and `outputStartedAt`, used on the frame thread only. What the
-/// supervisor, the audio thread and callers share is in `shared` (a `Locked`), a Mutex or an Atomic.
+/// supervisor, the audio thread and callers share is in a Mutex (`shared`) or an Atomic.
 public final class MediaRelay: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         /// Decoded frames that reached the relay.
@@ -97,7 +97,7 @@ public final class MediaRelay: @unchecked Sendable {
         var framesArrivedEarlier = 0
         var egress: EgressPipeline?
         /// The video caps the egress was built for, kept to rebuild it after an output failure.
-        var videoCaps: UnsafeMutablePointer<GstCaps>?
+        var videoCaps: CapsPointer?
         var info: StreamInfo?
         var timeline = SharedTimeline()
         var stopRequested = false
@@ -106,7 +106,7 @@ public final class MediaRelay: @unchecked Sendable {
         var failure: MediaError?
         var lifecycle: RelayLifecycle
     }
-    private let shared: Locked<Shared>
+    private let shared: Mutex<Shared>
     private let framesPulled = Atomic<Int>(0)
     private let framesOut = Atomic<Int>(0)
     private let framesDiscarded = Atomic<Int>(0)
@@ -149,7 +149,7 @@ public final class MediaRelay: @unchecked Sendable {
         // broadcaster's listener takes our call again); a file that ends has ended.
         if case .file = input { policy.inputGrace = nil }
         let ingest = try IngestPipeline(input: input, settings: settings, library: library, threadTag: threadTag, logger: logger)
-        shared = Locked(Shared(ingest: ingest, lifecycle: RelayLifecycle(policy: policy, now: .now)))
+        shared = Mutex(Shared(ingest: ingest, lifecycle: RelayLifecycle(policy: policy, now: .now)))
         egressFiles = ["egress.gst", "sink-\(Self.sinkKind(output)).gst", "egress-audio.gst"].map { library.directory + "/" + $0 }
         // Build the egress once with stand-in values so that a broken template fails now, not when
         // the first frame arrives.
@@ -159,7 +159,7 @@ public final class MediaRelay: @unchecked Sendable {
 
     deinit {
         shared.withLock { shared in
-            if let caps = shared.videoCaps { gst_caps_unref(caps) }
+            if let caps = shared.videoCaps { gst_caps_unref(caps.pointer) }
         }
         if let sample = thumbnailFrame.withLock({ $0 }) { fr_sample_unref(sample.pointer) }
     }
@@ -186,7 +186,7 @@ public final class MediaRelay: @unchecked Sendable {
 
     /// Decoded frames that reached the video appsinks of every input generation so far.
     private var framesArrived: Int {
-        shared.withLock { $0.framesArrivedEarlier + Int(fr_atomic_get($0.ingest.framesArrived)) }
+        shared.withLock { $0.framesArrivedEarlier + $0.ingest.framesArrived }
     }
 
     public var counters: Counters {
@@ -486,7 +486,7 @@ public final class MediaRelay: @unchecked Sendable {
 
     private func rebuildEgress() throws(MediaError) {
         guard let (caps, info) = shared.withLock({ shared in shared.videoCaps.flatMap { caps in shared.info.map { (caps, $0) } } }) else { return }
-        let egress = try buildEgress(videoCaps: caps, framesPerSecond: info.framesPerSecond, withAudio: info.hasAudio)
+        let egress = try buildEgress(videoCaps: caps.pointer, framesPerSecond: info.framesPerSecond, withAudio: info.hasAudio)
         shared.withLock { $0.egress = egress }
     }
 
@@ -536,7 +536,7 @@ public final class MediaRelay: @unchecked Sendable {
             }
             try fresh.start()
             shared.withLock { shared in
-                shared.framesArrivedEarlier += Int(fr_atomic_get(old.framesArrived))
+                shared.framesArrivedEarlier += old.framesArrived
                 shared.ingest = fresh
                 shared.ingestGeneration += 1
                 shared.lifecycle.inputRestarted()
@@ -639,10 +639,10 @@ public final class MediaRelay: @unchecked Sendable {
         case superseded
     }
 
-    private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, UnsafeMutablePointer<GstElement>?>, of ingest: IngestPipeline, generation: Int) -> SinkWait {
+    private func waitForSink(_ path: KeyPath<IngestPipeline.Streams, ElementPointer?>, of ingest: IngestPipeline, generation: Int) -> SinkWait {
         while !stopRequested, shared.withLock({ $0.ingestGeneration == generation }) {
             let streams = ingest.snapshot
-            if let sink = streams[keyPath: path] { return .found(sink) }
+            if let sink = streams[keyPath: path] { return .found(sink.pointer) }
             // Audio: once the video has started without an audio stream, there is none to wait for;
             // an input that came back says so by announcing all its streams.
             if path == \.audioSink, streams.allPadsKnown || generation == 0 && shared.withLock({ $0.info != nil }) {
@@ -677,9 +677,10 @@ public final class MediaRelay: @unchecked Sendable {
         do {
             let egress = try buildEgress(videoCaps: caps, framesPerSecond: streamInfo.framesPerSecond, withAudio: withAudio)
             gst_caps_ref(caps)
+            let videoCaps = CapsPointer(pointer: caps)
             shared.withLock { shared in
                 shared.egress = egress
-                shared.videoCaps = caps
+                shared.videoCaps = videoCaps
                 shared.info = streamInfo
                 shared.lifecycle.firstFrame()
                 shared.timeline.start(at: runningTime)
@@ -723,7 +724,8 @@ public final class MediaRelay: @unchecked Sendable {
             framesDiscarded.add(1, ordering: .relaxed)
             return
         }
-        var (egress, timeline, knownCaps) = shared.withLock { ($0.egress, $0.timeline, $0.videoCaps) }
+        var (egress, timeline, storedCaps) = shared.withLock { ($0.egress, $0.timeline, $0.videoCaps) }
+        let knownCaps = storedCaps?.pointer
         if knownCaps == nil {
             guard let started = startEgress(caps: caps, runningTime: runningTime, videoSink: sink) else { return }
             egress = started

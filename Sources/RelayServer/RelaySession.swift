@@ -3,6 +3,7 @@ import FoundationEssentials
 import FrameKit
 import Logging
 import MediaBridge
+import Synchronization
 
 /// One stream from start to finish: the media relay, its periodic stats line and its stats file.
 public final class RelaySession: Sendable {
@@ -102,10 +103,10 @@ public final class RelaySession: Sendable {
 /// The counters at the previous stats line, so that each line covers its own interval.
 private final class LastReport: Sendable {
     typealias Report = (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant)
-    private let last: Locked<Report>
+    private let last: Mutex<Report>
 
     init(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
-        last = Locked((counters, usage, at))
+        last = Mutex((counters, usage, at))
     }
 
     func swap(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) -> Report {
