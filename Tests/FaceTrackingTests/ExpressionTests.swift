@@ -12,6 +12,7 @@ import Testing
 
     @Test func aNeutralFaceShowsNoExpression() {
         let neutral = coefficients(SyntheticFace())
+        #expect(neutral.count == ExpressionSettings.defaultRules.count && neutral.count > 0, "coefficients: \(neutral)")
         for (name, value) in neutral { #expect(value < 0.2, "\(name) = \(value) on a neutral face") }
     }
 
@@ -40,6 +41,7 @@ import Testing
         face.roll = 0.4
         face.size = 240
         let turned = coefficients(face)
+        #expect(upright.count == ExpressionSettings.defaultRules.count && upright.count > 0, "coefficients: \(upright)")
         for (name, value) in upright { #expect(abs(turned[name]! - value) < 0.02, "\(name): \(value) upright, \(turned[name]!) rolled and larger") }
     }
 

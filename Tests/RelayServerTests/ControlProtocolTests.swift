@@ -87,7 +87,10 @@ import Testing
         }
         #expect(classes == [.expression])
         #expect(reply["id"] == 4 && reply["result"]?["events"] == ["expression"])
-        guard case .subscribe(_, let all) = control.handle(#"{"id": 5, "command": "subscribe"}"#) else { return }
+        guard case .subscribe(_, let all) = control.handle(#"{"id": 5, "command": "subscribe"}"#) else {
+            Issue.record("subscribe without events gave a plain reply")
+            return
+        }
         #expect(all == Set(EventClass.allCases))
     }
 

@@ -16,13 +16,17 @@ private func frame720p(_ index: Int, pixels: UnsafeMutablePointer<UInt8>) -> Vid
                       pts: Int64(index) * 33_333_333, duration: 33_333_333)
 }
 
+/// The pixels of a 1280x720 I420 frame, mid-grey; the caller deallocates them.
+private func grey720p() -> UnsafeMutablePointer<UInt8> {
+    let count = 1280 * 720 * 3 / 2
+    let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+    pixels.initialize(repeating: 128, count: count)
+    return pixels
+}
+
 /// The sticker stage on a drawn face: it draws only when a sticker item is placed, switches
 /// stickers between frames, and reports its costs.
 @Suite struct FaceTrackingStageTests {
-    let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
-
-    func frame(_ index: Int) -> VideoFrame { frame720p(index, pixels: pixels) }
-
     func renderer(_ name: String, begin: Trigger) -> StickerRenderer {
         let anchor = LandmarkAnchor(position: LandmarkPoint(landmarks: [27], x: 5, y: 5), rotateCenter: nil,
                                     pointA: LandmarkPoint(landmarks: [36], x: 0, y: 5), pointB: LandmarkPoint(landmarks: [45], x: 10, y: 5))
@@ -32,6 +36,9 @@ private func frame720p(_ index: Int, pixels: UnsafeMutablePointer<UInt8>) -> Vid
     }
 
     @Test func aReplacedStickerTakesOverOnTheNextFrame() {
+        let pixels = grey720p()
+        defer { pixels.deallocate() }
+        func frame(_ index: Int) -> VideoFrame { frame720p(index, pixels: pixels) }
         let scene = Scene()
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         var settings = FaceTracker.Settings()
@@ -81,7 +88,7 @@ private func frame720p(_ index: Int, pixels: UnsafeMutablePointer<UInt8>) -> Vid
     /// Tracking runs on every other frame at the first step, on every fourth at the second; every
     /// frame keeps its overlay; the figures say how many frames were lightened and at which level.
     @Test func theStageLightensEveryOtherFrame() {
-        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: 1280 * 720 * 3 / 2)
+        let pixels = grey720p()
         defer { pixels.deallocate() }
         func frame(_ index: Int) -> VideoFrame { frame720p(index, pixels: pixels) }
         let scene = Scene()
