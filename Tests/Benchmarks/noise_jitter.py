@@ -11,15 +11,17 @@ smoothed landmarks trail the raw fit on a slide, mean over the 68 points and the
     noise_jitter.py FACERELAY CORPUS_DIR PIPELINES [SMOOTHING ...]
         one row per person and smoothing, run through facerelay end to end
     noise_jitter.py --tune FACERELAY CORPUS_DIR PIPELINES
-        the One Euro filter's parameters swept offline on the raw fits (`--smoothing none`) of every
-        person, with the same filter as LandmarkSmoothing.swift: the worst person's jitter and lag
-        for each pair, the pairs that hold jitter under 0.25 px first
+        the One Euro filter's pose parameters swept offline on the raw fits (`--smoothing none`)
+        of every person, with the same filter as LandmarkSmoothing.swift: the worst person's jitter and
+        lag for each pair, and how far it trails a 72 px jump, the pairs that hold jitter under 0.25 px first
 """
-import json, os, subprocess, sys, tempfile
+import json, math, os, subprocess, sys, tempfile
 import numpy as np
 from PIL import Image
 
 SIGMA, FACE, FPS = 6.0, 180, 30.0
+# OneEuroFilter's defaults (LandmarkSmoothing.swift): (minimum cut-off Hz, beta) of the pose and the shape.
+POSE, SHAPE = (0.5, 0.2), (0.2, 0.06)
 SPEEDS = (2, 6, 30)
 
 
@@ -75,13 +77,14 @@ def lag(raw, smooth, speed):
     return sum(trail) / len(trail) if trail else float("nan")
 
 
-def one_euro(raw_frames, minimum_cutoff, beta, derivative_cutoff=1.0):
-    """LandmarkSmoothing.swift's OneEuroFilter on every frame of one sequence (68x2 arrays or None)."""
+def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, units=None):
+    """The One Euro filter on a sequence of arrays of 2D values (None where no face is shown); units:
+    per frame, pixels per unit of each coordinate (so that speeds are in px/s), 1 by default."""
     def factor(cutoff):
         tau = 1 / (2 * np.pi * cutoff)
         return 1 / (1 + tau * FPS)
     out, velocity, smoothed = None, None, []
-    for raw in raw_frames:
+    for k, raw in enumerate(frames):
         if raw is None:
             out = None
             smoothed.append(None)
@@ -90,10 +93,48 @@ def one_euro(raw_frames, minimum_cutoff, beta, derivative_cutoff=1.0):
             out, velocity = raw.copy(), np.zeros_like(raw)
         else:
             velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
-            speed = np.sqrt((velocity ** 2).sum(axis=1, keepdims=True))
+            scaled = velocity * (units(k, out) if units else 1)
+            speed = np.sqrt((scaled ** 2).sum(axis=1, keepdims=True))
             out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
         smoothed.append(out)
     return smoothed
+
+
+def rotate(points, angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.stack([c * points[:, 0] - s * points[:, 1], s * points[:, 0] + c * points[:, 1]], axis=1)
+
+
+def one_euro(raw_frames, pose=POSE, shape=SHAPE):
+    """LandmarkSmoothing.swift's OneEuroFilter on every frame of one sequence (68x2 arrays or None):
+    the pose (centroid; size and roll) with the pose's (minimum cut-off, beta), each point's offset
+    from the centroid in the face's frame (unrolled, divided by the size) with the shape's."""
+    centres, forms, offsets = [], [], []
+    for f in raw_frames:
+        if f is None:
+            centres.append(None), forms.append(None), offsets.append(None)
+            continue
+        c = f.mean(axis=0)
+        size = max(float(np.sqrt(((f - c) ** 2).sum(axis=1).mean())), 1.0)
+        d = f[42:48].mean(axis=0) - f[36:42].mean(axis=0)
+        roll = float(np.arctan2(d[1], d[0]))
+        centres.append(c[None, :]), forms.append(np.array([[size, roll]])), offsets.append(rotate(f - c, -roll) / size)
+    # The roll unwrapped as the filter does: the short way round from the last.
+    unwrapped, last = [], None
+    for f in forms:
+        if f is not None and last is not None:
+            f = f.copy()
+            f[0, 1] = last[0, 1] + math.remainder(f[0, 1] - last[0, 1], 2 * math.pi)
+        unwrapped.append(f)
+        last = f
+    filtered_forms = one_euro_channel(unwrapped, *pose, units=lambda k, out: np.array([[1.0, out[0, 0]]]))
+    filtered_centres = one_euro_channel(centres, *pose)
+    filtered_offsets = one_euro_channel(offsets, *shape,
+                                        units=lambda k, out: filtered_forms[k][0, 0])
+    result = []
+    for c, form, o in zip(filtered_centres, filtered_forms, filtered_offsets):
+        result.append(None if c is None else c + rotate(o * form[0, 0], form[0, 1]))
+    return result
 
 
 def people(facerelay, pipelines, corpus):
@@ -138,21 +179,24 @@ def tune(facerelay, corpus, pipelines):
     with tempfile.TemporaryDirectory() as work:
         runs = sequences(facerelay, pipelines, corpus, work, "none")
     raw = {p: {s: tracks(frames, "rawLandmarks") for s, frames in r.items()} for p, r in runs.items()}
+    # A 72 px jump after 30 still frames, without noise: how far the output trails on the jump's frame.
+    step = [np.zeros((68, 2))] * 30 + [np.full((68, 2), 72.0)] * 5
     rows = []
-    for cutoff in (0.1, 0.2, 0.3, 0.4, 0.5, 0.8):
-        for beta in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1):
+    for cutoff in (0.2, 0.5, 1.0, 2.0):
+        for beta in (0.05, 0.1, 0.15, 0.2, 0.3):
             nose = every = 0.0
             lags = [0.0] * len(SPEEDS)
             for person, seqs in raw.items():
-                n, e = jitter(one_euro(seqs[0], cutoff, beta))
+                n, e = jitter(one_euro(seqs[0], (cutoff, beta)))
                 nose, every = max(nose, n), max(every, e)
                 for i, s in enumerate(SPEEDS):
-                    lags[i] = max(lags[i], lag(seqs[s], one_euro(seqs[s], cutoff, beta), s))
-            rows.append((nose >= 0.25, max(lags), cutoff, beta, nose, every, lags))
-    print(f"{len(raw)} people; worst person's figures; min cutoff Hz, beta")
-    print(f"{'cutoff':>6s} {'beta':>6s} {'nose px':>8s} {'all px':>7s}" + "".join(f" {f'lag@{s}':>7s}" for s in SPEEDS))
-    for _, _, cutoff, beta, nose, every, lags in sorted(rows, key=lambda r: (r[0], r[1])):
-        print(f"{cutoff:6.2f} {beta:6.3f} {nose:8.3f} {every:7.3f}" + "".join(f" {v:7.2f}" for v in lags))
+                    lags[i] = max(lags[i], lag(seqs[s], one_euro(seqs[s], (cutoff, beta)), s))
+            jump = 72 - float(one_euro(step, (cutoff, beta))[30][0, 0])
+            rows.append((nose >= 0.25, max(lags), cutoff, beta, nose, every, lags, jump))
+    print(f"{len(raw)} people; worst person's figures; the pose's min cutoff Hz and beta, the shape's {SHAPE}")
+    print(f"{'cutoff':>6s} {'beta':>6s} {'nose px':>8s} {'all px':>7s}" + "".join(f" {f'lag@{s}':>7s}" for s in SPEEDS) + "  jump px")
+    for _, _, cutoff, beta, nose, every, lags, jump in sorted(rows, key=lambda r: (r[0], r[1])):
+        print(f"{cutoff:6.2f} {beta:6.3f} {nose:8.3f} {every:7.3f}" + "".join(f" {v:7.2f}" for v in lags) + f" {jump:8.1f}")
 
 
 if __name__ == "__main__":

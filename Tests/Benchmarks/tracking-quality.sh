@@ -1,39 +1,68 @@
 #!/usr/bin/env bash
-# Tracking quality and cost on moving-face videos with known truth (Tests/Fixtures/face-motion.py):
-# landmark error, frames lost, id changes, faces left on the background, how soon small and
-# re-entering faces are found, jitter on a still face, lag on a moving one, and tracking CPU per
-# frame, each sequence RUNS times (default 5) with the default settings. Needs a release build
-# (swift build -c release). BASELINE=path/to/another/facerelay runs that build too, alternating with
-# this one run by run, so that both see the same machine load.
-#   [RUNS=5] [BASELINE=...] [SEQUENCES="slide jumps"] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
+# Tracking quality and cost on moving-face videos with known truth (Tests/Fixtures/face-motion.py),
+# for every person of the real-face corpus listed in Tests/Fixtures/corpus-people.txt: landmark
+# error, frames lost, id changes, faces left on the background, how soon small and re-entering faces
+# are found, jitter on a still face, lag on a moving one, and tracking CPU per frame, each sequence
+# RUNS times (default 5) with the default settings. Needs a release build (swift build -c release),
+# or FACERELAY=path/to/facerelay. BASELINE=path/to/another/facerelay runs that build too, alternating
+# with this one run by run, so that both see the same machine load. DLIB_STOCK=path/to/binary (from
+# Tests/Benchmarks/build-dlib-stock.sh) runs dlib's stock detector and shape predictor the same way,
+# as tracker "dlib", and adds the "err vs dlib" column: how far each tracker's landmarks lie from dlib's.
+# The sequences are made once per person, as motion/PERSON.SEQ.mp4 beside their truth, and kept.
+#   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [PEOPLE="astronaut obama"] [SEQUENCES="slide jumps"] \
+#     Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-facerelay=$root/.build/release/facerelay
-[ -x "$facerelay" ] || { echo "build first: swift build -c release" >&2; exit 1; }
+facerelay=${FACERELAY:-$root/.build/release/facerelay}
+[ -x "$facerelay" ] || { echo "build first: swift build -c release (or set FACERELAY)" >&2; exit 1; }
+# A build outside .build/ does not find the pipeline templates by itself.
+export FACERELAY_PIPELINES=${FACERELAY_PIPELINES:-$root/Pipelines}
 fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion
+corpus=$(dirname "$fixtures")/corpus
+people_list=$root/Tests/Fixtures/corpus-people.txt
 runs=${RUNS:-5}
-sequences=${SEQUENCES:-still translate slide jumps crossing turn small720 small1080 facecam leave_left leave_right leave_top leave_bottom yaw}
-"$root/Tests/Fixtures/make-fixtures.sh" "$(dirname "$fixtures")" > /dev/null
-# shellcheck disable=SC2086
-"$root/Tests/Fixtures/face-motion.py" "$(dirname "$fixtures")/astronaut.png" "$fixtures" $sequences > /dev/null
+sequences=${SEQUENCES:-still still_noise webcam translate slide jumps crossing turn small720 small1080 small_face facecam leave_left leave_right leave_top leave_bottom yaw yaw30}
+people=${PEOPLE:-$(sed 's/#.*//' "$people_list" | awk 'NF { print $1 }')}
+model=/usr/share/dlib/shape_predictor_68_face_landmarks.dat
+"$root/Tests/Fixtures/make-fixtures.sh" "$(dirname "$fixtures")" > /dev/null  # also the corpus (face-corpus.sh)
+for person in $people; do
+  entry=$(sed 's/#.*//' "$people_list" | awk -v p="$person" '$1 == p { print $2, $3 }')
+  [ -n "$entry" ] || { echo "$person is not in $people_list" >&2; exit 1; }
+  read -r photo crop <<< "$entry"
+  # Only the sequences missing (or cut from another photo or crop) are made.
+  # shellcheck disable=SC2086
+  "$root/Tests/Fixtures/face-motion.py" "$corpus/$photo" "$fixtures" --crop="$crop" --name-prefix "$person." $sequences > /dev/null
+done
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
 trackers=("now=$facerelay")
 [ -n "${BASELINE:-}" ] && trackers+=("before=$BASELINE")
-"$facerelay" inspect "$fixtures/face_tile.png" --json --smoothing none > "$results/face_tile.jsonl" 2> /dev/null
+[ -n "${DLIB_STOCK:-}" ] && trackers+=("dlib=$DLIB_STOCK")
+# The reference landmarks: each person's unmoved tile, fitted without smoothing.
+for person in $people; do
+  "$facerelay" inspect "$fixtures/$person.face_tile.png" --json --smoothing none > "$results/$person.face_tile.jsonl" 2> /dev/null
+done
 for run in $(seq 1 "$runs"); do
-  for name in $sequences; do
-    extra=()
-    # Two faces of about 130 px: detect down to 120 px, so that the crossing is what is measured.
-    [ "$name" = crossing ] && extra=(--min-face-size 120)
-    for tracker in "${trackers[@]}"; do
-      label=${tracker%%=*} binary=${tracker#*=}
-      "$binary" inspect "$fixtures/$name.mp4" --json "${extra[@]}" \
-        --stats-json "$results/$label.$name.$run.stats.json" > "$results/$label.$name.$run.jsonl" 2> /dev/null
+  for person in $people; do
+    for name in $sequences; do
+      video=$fixtures/$person.$name.mp4
+      extra=()
+      # Two faces of about 130 px: detect down to 120 px, so that the crossing is what is measured.
+      [ "$name" = crossing ] && extra=(--min-face-size 120)
+      for tracker in "${trackers[@]}"; do
+        label=${tracker%%=*} binary=${tracker#*=} out=$results/${tracker%%=*}.$person.$name.$run
+        if [ "$label" = dlib ]; then
+          # Detection every 5 frames, the stock predictor on every frame; its cost on stderr.
+          "$binary" "$video" "$model" --every 5 > "$out.jsonl" 2> "$out.cpu"
+        else
+          "$binary" inspect "$video" --json "${extra[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
+        fi
+      done
     done
   done
 done
 # inspect's last log line says whether the vision code was built for AVX2/FMA.
-"$facerelay" inspect "$fixtures/face_tile.png" 2>&1 | tail -1 | sed 's/.*(vision/vision/; s/)$//'
+"$facerelay" inspect "$fixtures/$person.face_tile.png" 2>&1 | tail -1 | sed 's/.*(vision/vision/; s/)$//'
 echo "$(nproc) cores, $runs runs"
-/usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" "$fixtures" "$results"
+# shellcheck disable=SC2086
+/usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" "$fixtures" "$results" $people

@@ -1,12 +1,16 @@
 #!/usr/bin/python3
 """Scores `facerelay inspect --json` output against the known motion of face-motion.py videos.
 
-    tracking_quality.py FIXTURES RESULTS
+    tracking_quality.py FIXTURES RESULTS [PERSON...]
 
-RESULTS holds, for each tracker (a label), sequence and run, TRACKER.NAME.RUN.jsonl (inspect --json)
-and TRACKER.NAME.RUN.stats.json (inspect --stats-json), plus face_tile.jsonl (inspect --json of
-face_tile.png: the reference landmarks). FIXTURES holds NAME.truth.json. Prints one table row per
-sequence and tracker: the mean over the runs and the worst run, and whether the targets are met.
+RESULTS holds, for each tracker (a label), person, sequence and run, TRACKER.PERSON.NAME.RUN.jsonl
+(inspect --json) and TRACKER.PERSON.NAME.RUN.stats.json (inspect --stats-json), or for the tracker
+"dlib" (Tests/Benchmarks/dlib_stock_tracker.cpp) TRACKER.PERSON.NAME.RUN.cpu (its stderr:
+"cpu_ms_per_frame X ..."), plus PERSON.face_tile.jsonl (inspect --json of PERSON.face_tile.png: that
+person's reference landmarks). FIXTURES holds PERSON.NAME.truth.json. Prints one table row per
+sequence, person (in the order given, else by name) and tracker: the mean over the runs and the
+worst run, and whether the targets are met. When RESULTS holds dlib's output, a column says how far
+each other tracker's landmarks lie from dlib's on the same frame and face (agreement).
 
 A sequence whose truth has "yaw" (the face turned about the vertical axis on a cylinder, see
 face-motion.py) is scored on the landmarks on the visible side only, in the frontal outer-eye-corner
@@ -25,21 +29,29 @@ import sys
 
 SKIP = 10  # frames to settle at the start (first detection, filters priming)
 MOVING = {"translate", "slide", "jumps", "crossing", "turn", "scale", "rotate", "four", "yaw",
-          "leave_left", "leave_right", "leave_top", "leave_bottom"}
-STEADY = {"slide", "jumps", "crossing"}  # no frame lost, no id change
-SMALL = {"small720", "small1080", "facecam"}
+          "leave_left", "leave_right", "leave_top", "leave_bottom", "webcam", "yaw30"}
+STEADY = {"slide", "jumps", "crossing", "webcam", "yaw30"}  # no frame lost, no id change
+SMALL = {"small720", "small1080", "facecam", "small_face"}
 LEAVING = {"leave_left", "leave_right", "leave_top", "leave_bottom"}
 TURNING = {"yaw"}
+STILL = {"still", "still_noise"}  # jitter of the nose on a still face, at most JITTER_TARGET px/frame
+JITTER_TARGET = 0.3
+LAGGING = {"translate", "slide", "webcam"}  # lag behind a moving face, under a frame
 # One face on a 1280x720 frame: tracking CPU at most CPU_TARGET ms per frame, detection and the
 # first frame's scans included.
 ONE_FACE_720P = {"still", "translate", "slide", "jumps", "turn", "small720", "facecam", "yaw",
-                 "leave_left", "leave_right", "leave_top", "leave_bottom", "scale", "rotate"}
+                 "leave_left", "leave_right", "leave_top", "leave_bottom", "scale", "rotate",
+                 "still_noise", "webcam", "small_face", "yaw30"}
 CPU_TARGET = 2.0
+ORDER = ["still", "still_noise", "webcam", "translate", "slide", "jumps", "crossing", "turn", "small720", "small1080",
+         "small_face", "facecam", "leave_left", "leave_right", "leave_top", "leave_bottom", "yaw", "yaw30",
+         "scale", "rotate", "four"]
 # Degrees of yaw within which the face must be followed and, turning back, found again: with
 # detection on every frame the tracker finds the face turning back at 34 and -32 degrees (the coarse
 # scan; the first frame's fine scan as well finds it up to +60 and -42 degrees, the photo's face being
 # not quite frontal). Once found, the fit follows it further, to 50-68 degrees.
-YAW_RANGE = 30
+# yaw30 is turned 35 degrees at most and held there: the face is in view on all its frames.
+YAW_RANGE = {"yaw": 30, "yaw30": 40}
 WRONG = 0.10  # a turned face reported further off than this is wrong, not merely inaccurate
 
 
@@ -80,7 +92,7 @@ def truth_points(truth, index, face_index, reference):
     return [apply(m, q) for q, _ in placed], [v for _, v in placed], eyes, yaw
 
 
-def score(frames, truth, reference):
+def score(frames, truth, reference, yaw_range=30):
     """One run: landmark errors, lost frames, id changes, stray faces, first find, re-entry, jitter, lag."""
     width, height = truth.get("width", 1280), truth.get("height", 720)
     errors, worst, lost, stray, wrong = [], 0.0, 0, 0, 0
@@ -98,7 +110,7 @@ def score(frames, truth, reference):
         for face_index in range(len(truth["frames"][index])):
             points, visible, eyes, yaw = truth_points(truth, index, face_index, reference)
             centre = mean_point(points)
-            inside = all(0 <= x < width and 0 <= y < height for x, y in points) and abs(yaw) <= YAW_RANGE
+            inside = all(0 <= x < width and 0 <= y < height for x, y in points) and abs(yaw) <= yaw_range
             best, best_error = None, 0.25
             for k, face in enumerate(faces):
                 e = error(face["landmarks"], points, eyes, visible)
@@ -160,6 +172,31 @@ def score(frames, truth, reference):
     }
 
 
+def centroid_eyes(points):
+    return mean_point(points), math.dist(points[36], points[45])
+
+
+def agreement(frames, reference_frames):
+    """Mean distance between the landmarks of frames and of reference_frames (dlib's) on the same
+    frame and face, in % of the reference's outer-eye-corner distance (points 36 and 45): each face
+    paired with the reference face of the nearest centroid, when that lies within the reference's
+    eye distance, over the frames where both show it. None when they never do."""
+    theirs = {f["frame"]: [centroid_eyes(face["landmarks"]) + (face["landmarks"],) for face in f["faces"]]
+              for f in reference_frames}
+    distances = []
+    for frame in frames:
+        for face in frame["faces"]:
+            ours = face["landmarks"]
+            centre = mean_point(ours)
+            candidates = [(math.dist(centre, c), eyes, points) for c, eyes, points in theirs.get(frame["frame"], [])]
+            if not candidates:
+                continue
+            gap, eyes, points = min(candidates, key=lambda c: c[0])
+            if gap < eyes and eyes > 0:
+                distances.append(sum(math.dist(a, b) for a, b in zip(ours, points)) / len(points) / eyes)
+    return 100 * sum(distances) / len(distances) if distances else None
+
+
 def fmt(values, digits, worst=max):
     values = [v for v in values if v is not None and not math.isnan(v)]
     if not values:
@@ -168,68 +205,150 @@ def fmt(values, digits, worst=max):
     return f"{mean:.{digits}f} / {worst(values):.{digits}f}"
 
 
+# One function per family of columns: (kind of sequence, its runs) -> (cells, targets missed).
+
+def accuracy_columns(name, rs):
+    """error %, worst frame %."""
+    misses = ["error" for r in rs if name in MOVING and not (r["error"] <= 5 and r["worst"] <= 10)]
+    return [fmt([r["error"] for r in rs], 2), fmt([r["worst"] for r in rs], 1)], misses
+
+
+def continuity_columns(name, rs):
+    """lost, id changes, stray (for a turning face: frames with a face reported off it)."""
+    misses = ["lost/id" for r in rs if name in STEADY and (r["lost"] > 0 or r["idchanges"] > 0)]
+    strays = [r["wrong"] if name in TURNING else r["stray"] for r in rs]
+    return [fmt([r["lost"] for r in rs], 1), fmt([r["idchanges"] for r in rs], 1), fmt(strays, 1)], misses
+
+
+def finding_columns(name, rs):
+    """found (small faces) / re-entry (faces leaving the frame or turning away and back)."""
+    misses = []
+    for r in rs:
+        if name in SMALL and (r["found"] is None or r["found"] > 30):
+            misses.append("found")
+        if name in LEAVING and (r["stray"] > 0 or r["reentry"] is None or r["reentry"] > 10):
+            misses.append("leave")
+        if name in TURNING and (r["wrong"] > 0 or r["reentry"] is None or r["reentry"] > 10):
+            misses.append("turn away")
+    entry = [r["found"] if name in SMALL else r["reentry"] for r in rs]
+    never = any(e is None for e in entry) and (name in SMALL or name in LEAVING or name in TURNING)
+    return ["never" if never else fmt(entry, 0)], misses
+
+
+def steadiness_columns(name, rs):
+    """jitter px on a still face, lag frames on a moving one."""
+    misses = ["jitter" for r in rs if name in STILL and not (r["jitter"] < JITTER_TARGET)]
+    misses += ["lag" for r in rs if name in LAGGING and not (r["lag"] < 1)]
+    return [fmt([r["jitter"] for r in rs], 2) if name in STILL else "-",
+            fmt([r["lag"] for r in rs], 2) if name in LAGGING else "-"], misses
+
+
+def cost_columns(name, rs):
+    """CPU ms/frame over the whole sequence, and after frame 30."""
+    misses = ["cpu" for r in rs if name in ONE_FACE_720P and not (r["cpu"] <= CPU_TARGET)]
+    return [fmt([r["cpu"] for r in rs], 2), fmt([r["steady"] for r in rs], 2)], misses
+
+
+def agreement_columns(name, rs):
+    """err vs dlib %: no target."""
+    return [fmt([r.get("vs_dlib") for r in rs], 2)], []
+
+
+FAMILIES = [accuracy_columns, continuity_columns, finding_columns, steadiness_columns, cost_columns]
+HEADER = ["error %", "worst frame %", "lost", "id changes", "stray", "found / re-entry", "jitter px", "lag frames",
+          "CPU ms/frame", "after frame 30"]
+
+
+def cost(path):
+    """CPU per frame, whole sequence and after frame 30 (None where the tracker does not say): from
+    inspect's --stats-json, or dlib_stock_tracker's stderr ("cpu_ms_per_frame X ...")."""
+    stats = path[:-len(".jsonl")] + ".stats.json"
+    if os.path.exists(stats):
+        with open(stats) as f:
+            document = json.load(f)
+        return document["track_ms_per_frame"], document.get("steady_track_ms_per_frame")
+    with open(path[:-len(".jsonl")] + ".cpu") as f:
+        words = f.read().split()
+    return (float(words[words.index("cpu_ms_per_frame") + 1]) if "cpu_ms_per_frame" in words else float("nan")), None
+
+
+def references(results, people):
+    """Each person's reference landmarks (the fit on the unmoved tile); people whose tile shows no
+    face are left out, and said so."""
+    found = {}
+    for person in people:
+        path = os.path.join(results, person + ".face_tile.jsonl")
+        lines = load_lines(path) if os.path.exists(path) else []
+        faces = lines[0]["faces"] if lines else []
+        if faces:
+            found[person] = faces[0]["rawLandmarks"]
+        else:
+            print(f"{person}: no face found on {person}.face_tile.png; left out")
+    return found
+
+
+def tracker_order(label):
+    """now, before, dlib, then any other label by name."""
+    known = ["now", "before", "dlib"]
+    return (known.index(label) if label in known else len(known), label)
+
+
 def main():
     fixtures, results = sys.argv[1], sys.argv[2]
-    reference = load_lines(os.path.join(results, "face_tile.jsonl"))[0]["faces"][0]["rawLandmarks"]
+    paths = sorted(glob.glob(os.path.join(results, "*.*.*.*.jsonl")))
+    people = sys.argv[3:] or sorted({os.path.basename(p).split(".")[1] for p in paths})
+    reference = references(results, people)
+    outputs = {tuple(os.path.basename(p).split(".")[:4]): p for p in paths}  # (tracker, person, name, run) -> path
     runs = collections.defaultdict(list)
-    for path in sorted(glob.glob(os.path.join(results, "*.*.*.jsonl"))):
-        tracker, name, run = os.path.basename(path).split(".")[:3]
-        with open(os.path.join(fixtures, name + ".truth.json")) as f:
+    for (tracker, person, name, run), path in sorted(outputs.items()):
+        if person not in reference:
+            continue
+        with open(os.path.join(fixtures, f"{person}.{name}.truth.json")) as f:
             truth = json.load(f)
-        s = score(load_lines(path), truth, reference)
-        with open(path.replace(".jsonl", ".stats.json")) as f:
-            stats = json.load(f)
-            s["cpu"] = stats["track_ms_per_frame"]
-            s["steady"] = stats.get("steady_track_ms_per_frame")
-        runs[(name, tracker)].append(s)
+        frames = load_lines(path)
+        s = score(frames, truth, reference[person], YAW_RANGE.get(name, 30))
+        s["cpu"], s["steady"] = cost(path)
+        dlib = outputs.get(("dlib", person, name, run)) or next(
+            (p for (t, pe, n, _), p in sorted(outputs.items()) if (t, pe, n) == ("dlib", person, name)), None)
+        if dlib and tracker != "dlib":
+            s["vs_dlib"] = agreement(frames, load_lines(dlib))
+        runs[(person, name, tracker)].append(s)
+    with_dlib = any(t == "dlib" for _, _, t in runs)
+    families = FAMILIES + ([agreement_columns] if with_dlib else [])
+    header = HEADER + (["err vs dlib %"] if with_dlib else [])
     print("Each cell: mean over the runs / worst run. Errors in % of the outer-eye-corner distance, on frames")
     print("where the face is wholly inside; lost: such frames without the face; stray: frames with a face")
     print("reported where there is none; found: frame the face is first found; re-entry: frames from wholly")
-    print("inside again to found; jitter of the nose on the still face (px/frame); lag on translate and slide.")
+    print("inside again to found; jitter of the nose on a still face (px/frame); lag on translate, slide, webcam.")
     print("CPU: tracking CPU per frame (detection included) over the whole sequence / after its first 30 frames,")
     print("which hold the first frame's scans for every face size (what a stream that runs on pays).")
     print(f"targets: also CPU at most {CPU_TARGET:g} ms/frame over the whole sequence with one face at 1280x720.")
-    print(f"yaw: errors on the visible landmarks while turned at most {YAW_RANGE} degrees; stray: frames with a face")
+    print(f"yaw: errors on the visible landmarks while turned at most {YAW_RANGE['yaw']} degrees; stray: frames with a face")
     print("reported more than 10 % off, at any yaw; re-entry: frames from back within range to found.")
+    print("yaw30: turned to 35 degrees and held each way: errors on the visible landmarks on every frame.")
+    if with_dlib:
+        print("err vs dlib: mean distance from dlib's stock landmarks on the same frame and face (nearest centroid),")
+        print("in % of dlib's outer-eye-corner distance, over the frames where both show the face. dlib fits every")
+        print("frame from its last detection (every 5 frames), so on a fast face it is dlib that lags (its worst frame).")
     print()
-    print("| sequence | tracker | runs | error % | worst frame % | lost | id changes | stray | found / re-entry | jitter px | lag frames | CPU ms/frame | after frame 30 | targets |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    order = ["still", "translate", "slide", "jumps", "crossing", "turn", "small720", "small1080", "facecam",
-             "leave_left", "leave_right", "leave_top", "leave_bottom", "yaw", "scale", "rotate", "four"]
-    for name in order:
-        for tracker in sorted({t for n, t in runs if n == name}, reverse=True):
-            rs = runs[(name, tracker)]
-            misses = []
-            for r in rs:
-                if name in MOVING and not (r["error"] <= 5 and r["worst"] <= 10):
-                    misses.append("error")
-                if name in STEADY and (r["lost"] > 0 or r["idchanges"] > 0):
-                    misses.append("lost/id")
-                if name in SMALL and (r["found"] is None or r["found"] > 30):
-                    misses.append("found")
-                if name in LEAVING and (r["stray"] > 0 or r["reentry"] is None or r["reentry"] > 10):
-                    misses.append("leave")
-                if name in TURNING and (r["wrong"] > 0 or r["reentry"] is None or r["reentry"] > 10):
-                    misses.append("turn away")
-                if name == "still" and not (r["jitter"] < 0.3):
-                    misses.append("jitter")
-                if name in ("translate", "slide") and not (r["lag"] < 1):
-                    misses.append("lag")
-                if name in ONE_FACE_720P and not (r["cpu"] <= CPU_TARGET):
-                    misses.append("cpu")
-            entry = [r["found"] if name in SMALL else r["reentry"] for r in rs]
-            entry_text = "never" if any(e is None for e in entry) and (name in SMALL or name in LEAVING or name in TURNING) else fmt(entry, 0)
-            strays = [r["wrong"] if name in TURNING else r["stray"] for r in rs]
-            print(f"| {name} | {tracker} | {len(rs)} | {fmt([r['error'] for r in rs], 2)} | {fmt([r['worst'] for r in rs], 1)} "
-                  f"| {fmt([r['lost'] for r in rs], 1)} | {fmt([r['idchanges'] for r in rs], 1)} | {fmt(strays, 1)} "
-                  f"| {entry_text} | {fmt([r['jitter'] for r in rs], 2) if name == 'still' else '-'} "
-                  f"| {fmt([r['lag'] for r in rs], 2) if name in ('translate', 'slide') else '-'} | {fmt([r['cpu'] for r in rs], 2)} | {fmt([r['steady'] for r in rs], 2)} "
-                  f"| {'met' if not misses else 'missed: ' + ', '.join(sorted(set(misses)))} |")
-    for (name, tracker), rs in sorted(runs.items()):
+    print("| sequence | person | tracker | runs | " + " | ".join(header) + " | targets |")
+    print("|" + "---|" * (len(header) + 5))
+    for name in ORDER:
+        for person in people:
+            for tracker in sorted({t for p, n, t in runs if (p, n) == (person, name)}, key=tracker_order):
+                rs = runs[(person, name, tracker)]
+                cells, misses = [], []
+                for family in families:
+                    c, m = family(name, rs)
+                    cells += c
+                    misses += m
+                verdict = "met" if not misses else "missed: " + ", ".join(sorted(set(misses)))
+                print(f"| {name} | {person} | {tracker} | {len(rs)} | " + " | ".join(cells) + f" | {verdict} |")
+    for (person, name, tracker), rs in sorted(runs.items(), key=lambda item: (people.index(item[0][0]), item[0][1], tracker_order(item[0][2]))):
         if name in TURNING:
             right = [r["reach"].get("right", 0.0) for r in rs]
             left = [r["reach"].get("left", 0.0) for r in rs]
-            print(f"\n{name}, {tracker}: followed within 10 % out to {fmt(right, 0, min)} degrees one way and "
+            print(f"\n{name}, {person}, {tracker}: followed within 10 % out to {fmt(right, 0, min)} degrees one way and "
                   f"{fmt(left, 0, min)} the other (mean / least over the runs)")
 
 

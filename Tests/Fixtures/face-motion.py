@@ -1,15 +1,22 @@
 #!/usr/bin/python3
 """Moving-face test videos with known truth, from a real photo.
 
-    face-motion.py PHOTO OUTDIR [NAME...]
+    face-motion.py PHOTO OUTDIR [--crop X,Y,SIDE] [--name-prefix P] [NAME...]
 
-The face of PHOTO (scikit-image's public-domain astronaut.png) is cut out as a square tile and
-placed on a grey gradient (1280x720 unless the sequence says otherwise) with a known affine motion
-per frame, plus Gaussian sensor noise, then encoded as H.264 (30 fps). Beside each NAME.mp4,
-NAME.truth.json holds the frame size and, per frame and per face, the 2x3 matrix that maps tile
-pixel coordinates to frame pixel coordinates (pixel centres at integers), so the true position of
-any point marked on the tile is known on every frame. The tile itself is written as face_tile.png.
-At scale 1 the face's outer eye corners are 145 px apart and dlib's detector draws a 215 px box.
+The face of PHOTO (by default scikit-image's public-domain astronaut.png, cut at CROP) is cut out as
+a square tile (--crop: left, top and side in photo pixels, the square from hair to chin, 2.28 times
+the side of dlib's box and centred 0.022 box sides above its centre, as CROP is on astronaut.png;
+parts outside the photo are filled with its edge pixels), resized to TILE pixels, and placed on a
+grey gradient (1280x720 unless the sequence says otherwise) with a known affine motion per frame,
+plus Gaussian sensor noise, then encoded as H.264 (30 fps). Beside each NAME.mp4, NAME.truth.json
+holds the frame size, the photo and crop ("source") and, per frame and per face, the 2x3 matrix that
+maps tile pixel coordinates to frame pixel coordinates (pixel centres at integers), so the true
+position of any point marked on the tile is known on every frame. The tile itself is written as face_tile.png.
+At scale 1 the face's outer eye corners are 145 px apart and dlib's detector draws a 215 px box
+(astronaut; a crop chosen by the rule above gives every person about the same). --name-prefix P
+writes P + NAME.mp4, P + NAME.truth.json and P + face_tile.png instead (e.g. "grace_hopper."), so
+that many people's sequences share one folder. A sequence already there is made again only when its
+truth.json names another photo or crop.
 
 The "yaw" sequence turns the face about the vertical axis instead, out to 90 degrees each way, which
 no affine motion of a photo can show: the tile is painted on a vertical cylinder (a textured surface,
@@ -18,12 +25,24 @@ colour), seen in orthographic projection. Its truth.json says, beside the tile-t
 the unturned tile, the cylinder ("head": axis and radius in tile pixels) and the yaw of every frame
 and face ("yaw", degrees, positive turning the nose towards the frame's right), so the true place
 of any tile point, and whether it is on the visible side, is known on every frame (see
-turned_point).
+turned_point). The cylinder is placed for astronaut's tile; a crop chosen by the rule above puts the
+other faces' jaw midpoints within 25 px of its axis (50 px for the turned Tom_Hanks_54745 of
+Tests/Fixtures/corpus-people.txt), and the truth holds for any tile.
 
 The "facecam" sequence puts the small face of "small720" on a scene that changes on every frame
 (light blocks scrolling by at 8 px per frame, as a game behind a streamer's face cam): what it
 measures is the detection a scene that keeps changing costs.
+
+Webcam-like sequences: "still_noise", a still face with new Gaussian sensor noise of sigma 6 on every
+frame; "webcam", a face drifting slowly (translation and a little scale) under noise whose sigma
+wanders between 4 and 8, the camera's gain and white balance drifting over time (CAMERA_DRIFT), a
+slight motion blur along the motion (the frame is the mean of the face placed at several instants
+of an exposure of half a frame interval; the truth is the middle instant), encoded at 1500 kbit/s
+instead of the default quality; "small_face", a face of 82-99 px box width (scale 0.38-0.46) moving
+slowly; "yaw30", the yaw cylinder turned to 35 degrees one way and held, then to 35 degrees the
+other way and held (never beyond 40).
 """
+import argparse
 import json
 import math
 import os
@@ -34,7 +53,7 @@ import numpy as np
 from PIL import Image
 
 WIDTH, HEIGHT, FPS = 1280, 720, 30
-# The face in astronaut.png (512x512): a square around it, hair to chin.
+# The face in astronaut.png (512x512): a square around it, hair to chin (dlib's box: 179, 83, 88 px).
 CROP = (123, 25, 323, 225)
 TILE = 480
 
@@ -67,6 +86,12 @@ def sequences():
     # A face about 90 px wide (scale 0.42) drifting slowly, on a 720p and a 1080p frame.
     def small(size):
         return lambda t: (0.42, 0.0, 60 * math.sin(2 * math.pi * t / 5), 0.0, (size[0] * 0.3, size[1] * 0.6))
+    # A face of 82-99 px box width (dlib's 215 px box at scale 1) drifting slowly about the centre.
+    small_face = lambda t: (0.42 + 0.04 * math.sin(2 * math.pi * t / 6), 0.0, 90 * math.sin(2 * math.pi * t / 5),
+                            25 * math.sin(2 * math.pi * t / 4), centre)
+    # A streamer in front of a webcam: slow sway (at most 5.6 px/frame) and leaning in and out by 8 %.
+    webcam = lambda t: (1 + 0.08 * math.sin(2 * math.pi * t / 7), 0.0, 160 * math.sin(2 * math.pi * t / 6),
+                        30 * math.sin(2 * math.pi * t / 4), centre)
     # Turned in-plane at 5 degrees per frame, between -60 and +60 degrees.
     def turning(t):
         degrees = (150 * t + 60) % 240
@@ -104,6 +129,11 @@ def sequences():
         "leave_bottom": (150, 3.0, [leaving((0, 1), 600)]),
         # Turned about the vertical axis, 0 -> 90 -> -90 -> 0 degrees at 60 degrees/s (render_turned).
         "yaw": (240, 3.0, [still]),
+        "still_noise": (150, 6.0, [still]),
+        "webcam": (240, lambda t: 6 + 2 * math.sin(2 * math.pi * t / 5), [webcam]),
+        "small_face": (180, 3.0, [small_face]),
+        # Turned to 35 degrees and held, then to -35 degrees and held (hold_sweep).
+        "yaw30": (240, 3.0, [still]),
     }
 
 
@@ -122,7 +152,18 @@ def scrolling_scene(width, height, rng):
 
 
 # Sequences whose single face is turned about the vertical axis: name -> degrees at t seconds.
-TURNED = {"yaw": lambda t: yaw_sweep(t)}
+TURNED = {"yaw": lambda t: yaw_sweep(t), "yaw30": lambda t: hold_sweep(t)}
+
+# Sequences filmed as by a webcam: name -> t seconds -> (gain, (red, green, blue) white balance),
+# factors on the whole frame before the sensor noise: the gain wanders by 12 %, the balance by 6 %
+# towards warm and cold, each at its own pace.
+CAMERA_DRIFT = {"webcam": lambda t: (1 + 0.12 * math.sin(2 * math.pi * t / 9),
+                                     (1 + 0.06 * math.sin(2 * math.pi * t / 5), 1.0, 1 - 0.06 * math.sin(2 * math.pi * t / 5)))}
+# Sequences with motion blur: name -> exposure, in frame intervals, centred on the frame's instant.
+EXPOSURE = {"webcam": 0.5}
+# Encoder settings: the default quality, or a webcam's bit rate.
+QUALITY = ["-crf", "16"]
+ENCODING = {"webcam": ["-b:v", "1500k", "-maxrate", "1500k", "-bufsize", "1500k"]}
 
 
 # The yaw sequence's cylinder, in tile pixels: its axis halfway between the fit's jaw points at ear
@@ -136,6 +177,17 @@ def yaw_sweep(t):
     """Degrees at t seconds: half a second frontal, to 90 degrees in 1.5 s, half a second there, back
     and through to -90 degrees in 3 s, half a second there, back to frontal in 1.5 s, half a second."""
     legs = [(0.5, 0, 0), (1.5, 0, 90), (0.5, 90, 90), (3.0, 90, -90), (0.5, -90, -90), (1.5, -90, 0), (0.5, 0, 0)]
+    for length, start, end in legs:
+        if t < length:
+            return start + (end - start) * t / length
+        t -= length
+    return 0.0
+
+
+def hold_sweep(t):
+    """Degrees at t seconds: half a second frontal, to 35 degrees in a second, held 1.5 s, to -35
+    degrees in 2 s, held 1.5 s, back to frontal in a second, half a second: within 40 degrees."""
+    legs = [(0.5, 0, 0), (1.0, 0, 35), (1.5, 35, 35), (2.0, 35, -35), (1.5, -35, -35), (1.0, -35, 0), (0.5, 0, 0)]
     for length, start, end in legs:
         if t < length:
             return start + (end - start) * t / length
@@ -195,7 +247,8 @@ def tile_to_frame(scale, angle, dx, dy, centre, tile_size):
     return [[c, -s, tx], [s, c, ty]]
 
 
-def render(tile, background, matrices, rng, sigma):
+def composite(tile, background, matrices):
+    """The faces placed by matrices on the background, as float RGB pixels."""
     frame = background.copy()
     width, height = frame.size
     for m in matrices:
@@ -215,55 +268,129 @@ def render(tile, background, matrices, rng, sigma):
         inverse = shift @ np.linalg.inv(forward) @ unshift
         warped = source.transform((width, height), Image.AFFINE, tuple(inverse[:2].reshape(-1)), resample=Image.BICUBIC)
         frame.alpha_composite(warped)
-    pixels = np.asarray(frame.convert("RGB"), dtype=np.float32)
+    return np.asarray(frame.convert("RGB"), dtype=np.float32)
+
+
+def render(tile, background, matrices, rng, sigma, exposure=None, camera=None):
+    """One frame: the faces, blurred over exposure (the matrices of several instants) when given,
+    then the camera's (gain, white balance) when given, then sensor noise."""
+    if exposure:
+        pixels = sum(composite(tile, background, ms) for ms in exposure) / len(exposure)
+    else:
+        pixels = composite(tile, background, matrices)
+    if camera:
+        gain, balance = camera
+        pixels *= np.array(balance, np.float32) * gain
+    height, width = pixels.shape[:2]
     pixels += rng.normal(0, sigma, (height, width, 1)).astype(np.float32)
     return np.clip(pixels, 0, 255).astype(np.uint8)
 
 
+def exposure_instants(faces, t, exposure):
+    """The matrices of every face at instants spread over exposure frame intervals centred on t:
+    about one instant per pixel the face travels in it (2 to 8)."""
+    def at(u):
+        return [tile_to_frame(*motion(u), TILE) for motion in faces]
+    half = exposure / FPS / 2
+    first, last = at(t - half), at(t + half)
+    travel = max(math.hypot(a[0][2] - b[0][2], a[1][2] - b[1][2]) for a, b in zip(first, last))
+    count = max(2, min(8, math.ceil(travel) + 1))
+    return [at(t - half + 2 * half * k / (count - 1)) for k in range(count)]
+
+
+def cut_tile(photo, crop):
+    """The square crop (left, top, right, bottom) of photo, resized to TILE; parts outside the photo
+    are filled with its nearest edge pixels."""
+    image = Image.open(photo).convert("RGB")
+    left, top, right, bottom = crop
+    if left < 0 or top < 0 or right > image.width or bottom > image.height:
+        pad = max(0, -left, -top, right - image.width, bottom - image.height)
+        pixels = np.pad(np.asarray(image), ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+        image = Image.fromarray(pixels)
+        crop = (left + pad, top + pad, right + pad, bottom + pad)
+    return image.crop(crop).resize((TILE, TILE), Image.LANCZOS)
+
+
+def stale(truth_path, source):
+    """Whether the truth already written there is of another photo or crop (older ones name none)."""
+    try:
+        with open(truth_path) as f:
+            written = json.load(f).get("source")
+    except (OSError, ValueError):
+        return True
+    return written is not None and written != source
+
+
+def arguments():
+    parser = argparse.ArgumentParser(description="Moving-face test videos with known truth, from a real photo.")
+    parser.add_argument("photo")
+    parser.add_argument("outdir")
+    parser.add_argument("--crop", help="X,Y,SIDE: the square around the face in photo pixels (default: astronaut.png's); "
+                        "write --crop=X,Y,SIDE when X is negative")
+    parser.add_argument("--name-prefix", default="", help="put before every file name written (e.g. 'obama.')")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="sequences to make (default: all)")
+    args = parser.parse_intermixed_args()
+    if args.crop:
+        x, y, side = (int(v) for v in args.crop.split(","))
+        args.crop = (x, y, x + side, y + side)
+    else:
+        args.crop = CROP
+    unknown = set(args.names) - set(sequences())
+    if unknown:
+        parser.error("unknown sequences: " + " ".join(sorted(unknown)))
+    return args
+
+
 def main():
-    photo, out = sys.argv[1], sys.argv[2]
-    wanted = sys.argv[3:] or list(sequences())
+    args = arguments()
+    out, prefix = args.outdir, args.name_prefix
+    wanted = args.names or list(sequences())
     os.makedirs(out, exist_ok=True)
-    face = Image.open(photo).convert("RGB").crop(CROP).resize((TILE, TILE), Image.LANCZOS)
-    face.save(os.path.join(out, "face_tile.png"))
+    face = cut_tile(args.photo, args.crop)
+    face.save(os.path.join(out, prefix + "face_tile.png"))
     tile = face.convert("RGBA")
+    source = {"photo": os.path.basename(args.photo), "crop": [args.crop[0], args.crop[1], args.crop[2] - args.crop[0]]}
     for name, (frames, sigma, faces, *size) in sequences().items():
         if name not in wanted:
             continue
         width, height = size[0] if size else (WIDTH, HEIGHT)
         ramp = np.linspace(70, 150, width, dtype=np.float32)[None, :, None] * np.ones((height, 1, 3), np.float32)
         background = Image.fromarray(ramp.astype(np.uint8), "RGB").convert("RGBA")
-        target = os.path.join(out, name + ".mp4")
-        if os.path.exists(target) and os.path.exists(os.path.join(out, name + ".truth.json")):
+        target = os.path.join(out, prefix + name + ".mp4")
+        truth_path = os.path.join(out, prefix + name + ".truth.json")
+        if os.path.exists(target) and not stale(truth_path, source):
             continue
         rng = np.random.default_rng(7)
         scene = scrolling_scene(width, height, np.random.default_rng(11)) if name in SCROLLING else None
         encoder = subprocess.Popen(
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
-             "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", "-crf", "16", "-g", "60",
+             "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", *ENCODING.get(name, QUALITY), "-g", "60",
              "-pix_fmt", "yuv420p", target + ".part.mp4"], stdin=subprocess.PIPE)
         truth, yaws = [], []
         for index in range(frames):
             t = index / FPS
             matrices = [tile_to_frame(*motion(t), TILE) for motion in faces]
+            noise = sigma(t) if callable(sigma) else sigma
             if name in TURNED:
                 yaw = [TURNED[name](t)]
-                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], rng, sigma).tobytes())
+                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], rng, noise).tobytes())
                 yaws.append(yaw)
             else:
                 if scene is not None:
                     offset = (SCROLLING[name] * index) % width
                     background = Image.fromarray(scene[:, offset:offset + width], "RGB").convert("RGBA")
-                encoder.stdin.write(render(tile, background, matrices, rng, sigma).tobytes())
+                exposure = exposure_instants(faces, t, EXPOSURE[name]) if name in EXPOSURE else None
+                camera = CAMERA_DRIFT[name](t) if name in CAMERA_DRIFT else None
+                encoder.stdin.write(render(tile, background, matrices, rng, noise, exposure, camera).tobytes())
             truth.append(matrices)
         encoder.stdin.close()
         if encoder.wait() != 0:
             sys.exit(f"ffmpeg failed on {name}")
         os.replace(target + ".part.mp4", target)
-        document = {"tile": TILE, "fps": FPS, "width": width, "height": height, "frames": truth}
+        document = {"tile": TILE, "fps": FPS, "width": width, "height": height, "source": source, "frames": truth}
         if name in TURNED:
             document.update(head={"axis": HEAD_AXIS, "radius": HEAD_RADIUS}, yaw=yaws)
-        with open(os.path.join(out, name + ".truth.json"), "w") as f:
+        with open(truth_path, "w") as f:
             json.dump(document, f)
     print(out)
 
