@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How raw landmarks are smoothed over time, chosen per deployment.
 public enum Smoothing: String, Sendable, CaseIterable {
     /// No smoothing: the landmarks as fitted.
@@ -87,55 +93,125 @@ public final class DynamicLowPassFilter: LandmarkFilter {
     }
 }
 
-/// The One Euro filter per point, with the speed taken as the length of the 2D velocity.
+/// The One Euro filter (Casiez, Roussel, Vogel, CHI 2012) on a face in two parts: its pose (where
+/// the landmarks' centroid is, their size and their roll) and its shape (each landmark's offset from
+/// the centroid, in the face's own frame: unrolled and divided by its size), each with its own
+/// parameters. Sensor noise shifts a whole fit about as much as it shifts single points, so both parts
+/// need smoothing; but a face that slides, jumps, leans in or tilts changes only its pose, and that
+/// part can follow quickly while the shape, unchanged by the move, stays steady. One filter on every
+/// point had to choose: steady enough under noise, it trailed a sliding face by most of a frame, a
+/// 72 px jump by 9 px, and a small face swaying and leaning by 2-3 % of its eye distance
+/// (`Tests/Benchmarks/noise_jitter.py --tune` sweeps the pose's parameters on the face corpus).
 public final class OneEuroFilter: LandmarkFilter {
-    /// Cut-off at rest, in Hz: lower is stiller.
-    public let minimumCutoff: Double
-    /// How fast the cut-off rises with speed (per pixel per second): higher lags less.
-    public let beta: Double
-    /// Cut-off of the velocity estimate, in Hz.
-    public let derivativeCutoff: Double
+    public struct Parameters: Sendable {
+        /// Cut-off at rest, in Hz: lower is stiller.
+        public var minimumCutoff: Double
+        /// How fast the cut-off rises with speed (per pixel per second): higher lags less.
+        public var beta: Double
+        /// Cut-off of the velocity estimate, in Hz.
+        public var derivativeCutoff: Double
 
-    private var output = Landmarks.zero
-    private var velocity = Landmarks.zero
+        public init(minimumCutoff: Double, beta: Double, derivativeCutoff: Double = 1.0) {
+            self.minimumCutoff = minimumCutoff
+            self.beta = beta
+            self.derivativeCutoff = derivativeCutoff
+        }
+    }
+
+    /// The pose's filter: quick, since the pose is what moves fast.
+    public let pose: Parameters
+    /// The shape's filter: stiller, since a face's shape changes slowly.
+    public let shape: Parameters
+
+    private var centre = Channel()
+    /// x: the size (RMS distance of the points from the centroid, px); y: the roll (radians).
+    private var form = Channel()
+    private var offsets = InlineArray<68, Channel>(repeating: Channel())
     private var lastTime = 0.0
     private var primed = false
 
-    public init(minimumCutoff: Double = 0.2, beta: Double = 0.06, derivativeCutoff: Double = 1.0) {
-        self.minimumCutoff = minimumCutoff
-        self.beta = beta
-        self.derivativeCutoff = derivativeCutoff
+    public init(pose: Parameters = Parameters(minimumCutoff: 0.5, beta: 0.2),
+                shape: Parameters = Parameters(minimumCutoff: 0.2, beta: 0.06)) {
+        self.pose = pose
+        self.shape = shape
     }
 
     public func reset() { primed = false }
 
-    @inline(__always)
-    private static func smoothingFactor(cutoff: Double, interval: Double) -> Float {
-        let tau = 1 / (2 * Double.pi * cutoff)
-        return Float(1 / (1 + tau / interval))
+    /// One filtered 2D value and its velocity estimate.
+    private struct Channel {
+        var output = Point.zero
+        var velocity = Point.zero
+
+        @inline(__always)
+        static func smoothingFactor(cutoff: Double, interval: Double) -> Float {
+            let tau = 1 / (2 * Double.pi * cutoff)
+            return Float(1 / (1 + tau / interval))
+        }
+
+        /// `unit`: pixels per unit of each coordinate, so that every channel's speed is in px/s.
+        @inline(__always)
+        mutating func update(_ raw: Point, _ parameters: Parameters, interval: Double, unit: Point = Point(x: 1, y: 1)) {
+            let derivativeFactor = Self.smoothingFactor(cutoff: parameters.derivativeCutoff, interval: interval)
+            let measured = (raw - output) * Float(1 / interval)
+            velocity = velocity + (measured - velocity) * derivativeFactor
+            let inPixels = Point(x: velocity.x * unit.x, y: velocity.y * unit.y)
+            let speed = Double(inPixels.dot(inPixels).squareRoot())
+            output = output + (raw - output) * Self.smoothingFactor(cutoff: parameters.minimumCutoff + parameters.beta * speed, interval: interval)
+        }
+    }
+
+    /// The centroid, the size and the roll of a fit.
+    private static func pose(of landmarks: Landmarks) -> (centre: Point, size: Float, roll: Float) {
+        let centre = landmarks.centroid
+        var sum: Float = 0
+        for i in 0..<68 {
+            let d = landmarks[i] - centre
+            sum += d.dot(d)
+        }
+        return (centre, max((sum / 68).squareRoot(), 1), landmarks.eyeLineAngle)
     }
 
     public func filter(_ raw: Landmarks, at seconds: Double) -> Landmarks {
         let interval = seconds - lastTime
-        guard primed, interval > 0 else {
-            if !primed {
-                output = raw
-                velocity = .zero
-                primed = true
-            }
+        var (rawCentre, size, roll) = Self.pose(of: raw)
+        guard primed else {
+            centre = Channel(output: rawCentre)
+            form = Channel(output: Point(x: size, y: roll))
+            primed = true
             lastTime = seconds
-            return output
+            setOffsets(raw, centre: rawCentre, size: size, roll: roll, update: nil)
+            return raw
         }
+        guard interval > 0 else { return output }
         lastTime = seconds
-        let derivativeFactor = Self.smoothingFactor(cutoff: derivativeCutoff, interval: interval)
-        let perSecond = Float(1 / interval)
-        for i in 0..<68 {
-            let measured = (raw[i] - output[i]) * perSecond
-            velocity[i] = velocity[i] + (measured - velocity[i]) * derivativeFactor
-            let speed = Double(velocity[i].dot(velocity[i]).squareRoot())
-            let factor = Self.smoothingFactor(cutoff: minimumCutoff + beta * speed, interval: interval)
-            output[i] = output[i] + (raw[i] - output[i]) * factor
-        }
+        // The roll goes the short way round from the last one: -179 degrees follows 179.
+        roll = form.output.y + remainderf(roll - form.output.y, 2 * .pi)
+        centre.update(rawCentre, pose, interval: interval)
+        form.update(Point(x: size, y: roll), pose, interval: interval, unit: Point(x: 1, y: form.output.x))
+        setOffsets(raw, centre: rawCentre, size: size, roll: roll, update: interval)
         return output
+    }
+
+    /// Each point's offset from the centroid in the face's frame, taken as is (`update` nil) or filtered.
+    private func setOffsets(_ raw: Landmarks, centre: Point, size: Float, roll: Float, update interval: Double?) {
+        let cosine = cosf(-roll) / size, sine = sinf(-roll) / size
+        let unit = Point(x: form.output.x, y: form.output.x)
+        for i in 0..<68 {
+            let offset = (raw[i] - centre).rotated(cos: cosine, sin: sine)
+            if let interval {
+                offsets[i].update(offset, shape, interval: interval, unit: unit)
+            } else {
+                offsets[i] = Channel(output: offset)
+            }
+        }
+    }
+
+    private var output: Landmarks {
+        let size = form.output.x, roll = form.output.y
+        let cosine = cosf(roll) * size, sine = sinf(roll) * size
+        var landmarks = Landmarks.zero
+        for i in 0..<68 { landmarks[i] = centre.output + offsets[i].output.rotated(cos: cosine, sin: sine) }
+        return landmarks
     }
 }

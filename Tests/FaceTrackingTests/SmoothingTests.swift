@@ -76,6 +76,31 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
         #expect(filter.filter(moved, at: 2.0 / 30)[30] == moved[30], "after a reset the first frame passes as is")
     }
 
+    /// One Euro smooths a face's pose (where it is, its size, its roll) apart from its shape, with
+    /// quicker parameters: a face sliding, rolling or leaning in follows with less than half the lag it
+    /// has when the pose is as stiff as the shape (as it was with one filter on every point).
+    @Test(arguments: ["slide", "roll", "lean"])
+    func oneEuroFollowsAFaceMovingWholeMoreCloselyThanItsShape(motion: String) {
+        func face(at frame: Int) -> Landmarks {
+            var face = SyntheticFace(centre: Point(x: 300, y: 300), size: 120)
+            switch motion {
+            case "slide": face.centre.x += 8 * Float(frame)
+            case "roll": face.roll = 0.03 * Float(frame)
+            default: face.size *= 1 + 0.01 * Float(frame)
+            }
+            return face.landmarks
+        }
+        /// Frames the jaw's first point trails the face after two seconds.
+        func lag(_ filter: OneEuroFilter) -> Float {
+            var output = Landmarks.zero
+            for frame in 0..<60 { output = filter.filter(face(at: frame), at: Double(frame) / 30) }
+            return output[0].distance(to: face(at: 59)[0]) / face(at: 59)[0].distance(to: face(at: 58)[0])
+        }
+        let stiff = OneEuroFilter(pose: OneEuroFilter().shape)
+        let split = lag(OneEuroFilter()), together = lag(stiff)
+        #expect(split < together / 2, "\(motion): \(split) frames behind, \(together) with the pose as stiff as the shape")
+    }
+
     /// The lowpass coefficient drops back when the motion turns, so a stop does not overshoot.
     @Test func lowpassDoesNotOvershootWhenTheFaceStops() {
         let filter = DynamicLowPassFilter()
