@@ -238,14 +238,15 @@ public final class FaceTracker {
         }
     }
 
-    /// Where a face that is dropped is looked for: its last box, and for a face lost in view (turned
-    /// away until its fit no longer scored as a face) that box widened about its centre to the size
-    /// detection last found the face at. The last box is then a turned face's, narrower and off to
-    /// one side, and the face turned back is as large as it was: a third to half as large again,
-    /// beyond the scale the search tolerates.
+    /// Where a face that is dropped is looked for: its last box, resized about its centre to the size
+    /// detection last found the face at. A face comes back as large as it was, and its last box is
+    /// seldom that size: a face lost in view (turned away until its fit no longer scored as a face)
+    /// leaves a turned face's box, narrower and off to one side; a face leaving through an edge leaves
+    /// the box of a fit stretched over what is left of it (256 px for a 180 px face). Either is beyond
+    /// the scale the search tolerates.
     static func lostBox(_ face: TrackedFace) -> FaceBox {
         let side = face.confirmedBoxSide
-        guard face.edge == .inside, side > face.box.width else { return face.box }
+        guard side > 0 else { return face.box }
         let centre = face.box.centre
         return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
     }
@@ -397,10 +398,11 @@ public final class FaceTracker {
         }
     }
 
-    /// Where the detector sees a face near `region` (within `reach`), and at `region` a pyramid step
-    /// (6/5) smaller and larger: the best of the three.
-    private func locateAtScales(_ grey: Plane, around region: FitRegion, reach: Float) -> FaceSighting? {
+    /// Where the detector sees a face near `region` (within `reach`), and, when `scales`, at `region`
+    /// a pyramid step (6/5) smaller and larger: the best of the three.
+    private func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> FaceSighting? {
         guard var best = locate(grey, around: region, reach: reach) else { return nil }
+        guard scales else { return best }
         for factor: Float in [5 / 6, 6 / 5] {
             let side = region.box.width * factor, centre = region.box.centre
             let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
@@ -520,32 +522,38 @@ public final class FaceTracker {
         // few frames, and at once where the fit did not land where expected, the face is at the
         // frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
         // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
-        // jump is not taken for a speed. The check also looks a pyramid step smaller and larger: each frame's fit starts from a box drawn around the last, so nothing but the
-        // detector tells when the fit's size has crept away from the face's (on small faces under
-        // sensor noise the fit can grow a tenth a frame), and the detector's size is then taken.
+        // jump is not taken for a speed. The check every few frames, and any check of a fit that
+        // changed size, also looks a pyramid step smaller and larger: each frame's fit starts from a
+        // box drawn around the last, so nothing but the detector tells when the fit's size has crept
+        // away from the face's (on small faces under sensor noise the fit can grow a tenth a frame),
+        // and the detector's size is then taken. A check for a fit that only moved unexpectedly (as
+        // sensor noise makes it do often) looks at one size: the other two would double its cost.
         let step = predicted.box.width * settings.refitDistance
         let change = settings.unexpectedChange
+        let resized = abs(region.box.width / predicted.box.width - 1) > change
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
-            || abs(region.box.width / predicted.box.width - 1) > change
-            || abs(region.angle - predicted.angle) > change
+            || resized || abs(region.angle - predicted.angle) > change
         let searched = unexpected || !face.isShown || face.edge != .inside
+        let due = (frameIndex + face.id) % settings.checkInterval == 0
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
-        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true)
-            && (searched || (frameIndex + face.id) % settings.checkInterval == 0)
+        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locateAtScales(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach) {
+        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
+                                        scales: due || resized) {
             face.confidence = Self.confidence(sighting.score)
-            let surprised = region.box.centre.distance(to: predicted.box.centre) > step
+            let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
-                || abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
-            if face.confidence >= settings.doubtfulConfidence, surprised,
+            let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
+            if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
                let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
                let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
                 raw = again
                 region = face.framing.region(around: raw)
-                jumped = true
+                // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
+                // next frame's box would trail a fast face by a whole frame's travel.
+                jumped = moved
                 // Scored again where the face is, not from the edge of the search.
                 face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
             }
