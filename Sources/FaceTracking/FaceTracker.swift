@@ -60,6 +60,13 @@ public final class FaceTracker {
         /// from the fit, before the face is fitted again from the detector's box: beyond the
         /// detector's own step (8 pixels of its 80-pixel window), so its steps are not taken for jumps.
         public var refitDistance: Float = 0.15
+        /// How far the fit's box may drift in size from the last size the detector scored a pyramid
+        /// step smaller and larger before a check looks at those two scales again. Each frame's fit
+        /// starts from a box drawn around the last, so only the detector tells when the size crept
+        /// (a 95 px face under sensor noise: DlibReferenceTests); below about half a step (6/5) the
+        /// other scales score no better, and looking costs two more scores (rows `still`,
+        /// `still_noise`, CPU ms).
+        public var sizeDrift: Float = 0.08
         /// How far around a face the detector looks, in box widths, when a fit is unexpected, held
         /// or at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).
         public var searchReach: Float = 0.5
@@ -495,6 +502,7 @@ public final class FaceTracker {
         face.rawLandmarks = raw
         face.confirmedSize = raw.eyeDistance
         face.confirmedBoxSide = sighting.box.width
+        face.sizeCheckedSide = sighting.box.width
         face.confidence = Self.confidence(sighting.score)
         face.motion = .none
         face.filter.reset()
@@ -522,26 +530,32 @@ public final class FaceTracker {
         // few frames, and at once where the fit did not land where expected, the face is at the
         // frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
         // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
-        // jump is not taken for a speed. The check every few frames, and any check of a fit that
-        // changed size, also looks a pyramid step smaller and larger: each frame's fit starts from a
-        // box drawn around the last, so nothing but the detector tells when the fit's size has crept
-        // away from the face's (on small faces under sensor noise the fit can grow a tenth a frame),
-        // and the detector's size is then taken. A check for a fit that only moved unexpectedly (as
-        // sensor noise makes it do often) looks at one size: the other two would double its cost.
+        // jump is not taken for a speed. A check of a fit whose size drifted from the last size the
+        // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
+        // fit starts from a box drawn around the last, so nothing but the detector tells when the
+        // fit's size has crept away from the face's (on small faces under sensor noise the fit can
+        // grow a tenth a frame), and the detector's size is then taken.
         let step = predicted.box.width * settings.refitDistance
         let change = settings.unexpectedChange
         let resized = abs(region.box.width / predicted.box.width - 1) > change
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
             || resized || abs(region.angle - predicted.angle) > change
         let searched = unexpected || !face.isShown || face.edge != .inside
+        // A fit that landed within the detector's own step of where it was expected (as sensor noise
+        // moves it) is checked there; one that landed farther may have been pulled part of the way by
+        // a jump, and the detector looks far around.
+        let wide = !face.isShown || face.edge != .inside
+            || region.box.centre.distance(to: predicted.box.centre) > step
+            || abs(region.box.width / predicted.box.width - 1) > settings.refitDistance
         let due = (frameIndex + face.id) % settings.checkInterval == 0
+        let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
         let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
-                                        scales: due || resized) {
+        } else if let sighting = locate(grey, around: predicted, reach: wide ? settings.searchReach : Self.checkReach,
+                                        scales: drifted) {
             face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
@@ -557,6 +571,7 @@ public final class FaceTracker {
                 // Scored again where the face is, not from the edge of the search.
                 face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
             }
+            if drifted { face.sizeCheckedSide = region.box.width }
         } else {
             face.confidence = 0
         }

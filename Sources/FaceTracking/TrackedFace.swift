@@ -28,6 +28,8 @@ public struct TrackedFace {
     var confirmedSize: Float
     /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
     var confirmedBoxSide: Float
+    /// Side of its box when the detector last scored its size, a pyramid step either way.
+    var sizeCheckedSide: Float
     /// The face's size moved well away from the size detection last confirmed (it leans in or back):
     /// detection is due, before its fit grows or shrinks past what counts as plausible.
     var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
@@ -43,6 +45,7 @@ public struct TrackedFace {
         self.framing = framing
         confirmedSize = raw.eyeDistance
         confirmedBoxSide = box.width
+        sizeCheckedSide = box.width
         expressions = ExpressionState(ruleCount: ruleCount)
     }
 }
