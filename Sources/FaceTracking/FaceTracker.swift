@@ -40,8 +40,8 @@ public final class FaceTracker {
         /// Fits in a row hidden for doubt before a face is dropped.
         public var doubtfulFramesToDrop = 4
         /// One Euro by default: on a still face under sigma-6 sensor noise, every person of the corpus
-        /// held the nose tip to 0.17 px of jitter at most, with 0.74 frames of lag at 2 px a frame and
-        /// less when faster (lowpass: up to 0.89 px; Tests/Benchmarks/noise_jitter.py, docs/tracking.md).
+        /// held the nose tip to 0.22 px of jitter at most, with 0.31 frames of lag at 2 px a frame and
+        /// less when faster (lowpass: up to 0.72 px; Tests/Benchmarks/noise_jitter.py, docs/tracking.md).
         public var smoothing = Smoothing.oneeuro
         public var expressions = ExpressionSettings()
         /// Detect on the frame thread, so results depend only on the frames (single images, tests).
