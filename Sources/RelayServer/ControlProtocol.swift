@@ -54,7 +54,12 @@ public struct ControlProtocol: Sendable {
         case .stickers:
             return ["stickers": .array(registry.catalog.packages.map(Self.describe)), "builtin": ["none", "landmarks"]]
         case .reloadStickers:
-            let report = registry.catalog.reload()
+            let report: StickerCatalog.ReloadReport
+            do {
+                report = try registry.catalog.reload()
+            } catch {
+                throw ControlError(.unreadableStickers, error.description)
+            }
             return ["loaded": .array(report.loaded.map(JSONValue.string)),
                     "failed": .array(report.failed.map { ["name": .string($0.name), "message": .string($0.message)] })]
         case .start(let input, let output, let sticker, let stream):

@@ -89,10 +89,10 @@ final class ServedStream: Sendable {
         }
     }
 
-    func finish(failure: String?) {
+    func finish(failure: MediaError?) {
         live.withLock { live in
             live.state = failure == nil ? .ended : .failed
-            live.reason = failure
+            live.reason = failure?.description
         }
     }
 

@@ -16,14 +16,14 @@ import Testing
         let decoder = try PNGDecoder(library: pipelines)
         let loader = StickerLoader(expressions: ExpressionSettings.defaultRules.map(\.analyser.name)) { try decoder.decode($0) }
         let catalog = StickerCatalog(library: StickerLibrary(directory: Package.root + "/Stickers"), loader: loader)
-        catalog.reload()
+        try catalog.reload()
         registry = StreamRegistry(config: ServeConfig(), catalog: catalog, events: EventHub(), library: pipelines,
-                                  makeTracker: { _ in throw ControlError("vision", "no tracker in this test") }, logger: .init(label: "test"))
+                                  makeTracker: { _ in throw ControlError(.vision, "no tracker in this test") }, logger: .init(label: "test"))
         control = ControlProtocol(registry: registry)
     }
 
     func reply(_ line: String) throws -> JSONValue {
-        guard case .reply(let reply) = control.handle(line) else { throw ControlError("test", "not a plain reply") }
+        guard case .reply(let reply) = control.handle(line) else { throw TestFailure("not a plain reply") }
         // What goes on the wire parses back to the same reply, on one line.
         let wire = ControlProtocol.line(reply)
         #expect(wire.hasSuffix("\n") && wire.dropLast().allSatisfy { $0 != "\n" })
@@ -73,7 +73,7 @@ import Testing
 
     @Test func stickersListsEveryPackageWithItsTriggers() throws {
         let result = try reply(#"{"id": 1, "command": "stickers"}"#)["result"]
-        guard case .array(let packages)? = result?["stickers"] else { throw ControlError("test", "no stickers list") }
+        guard case .array(let packages)? = result?["stickers"] else { throw TestFailure("no stickers list") }
         let names = packages.compactMap { $0["name"]?.stringValue }
         #expect(names.contains("sunglasses") && names.contains("flames") && names.count >= 11)
         let flames = packages.first { $0["name"] == "flames" }
@@ -101,9 +101,9 @@ import Testing
             == ControlRequest(id: 3, command: .start(input: "a.mp4", output: "b.flv", sticker: nil, stream: nil)))
         #expect(try ControlRequest.parse(#"{"command": "subscribe", "events": []}"#).get().command == .subscribe(Set(EventClass.allCases)))
         #expect(try ControlRequest.parse(#"{"id": "x", "command": "stats"}"#).get() == ControlRequest(id: "x", command: .stats(stream: nil)))
-        for (line, id, code) in [(#"{"id": [1], "command": "stop", "stream": ""}"#, JSONValue.array([1]), "bad-argument"),
-                                 (#"{"id": 2, "command": "subscribe", "events": "all"}"#, 2, "bad-argument"),
-                                 ("\u{0}", .null, "bad-json")] {
+        for (line, id, code) in [(#"{"id": [1], "command": "stop", "stream": ""}"#, JSONValue.array([1]), ControlError.Code.badArgument),
+                                 (#"{"id": 2, "command": "subscribe", "events": "all"}"#, 2, .badArgument),
+                                 ("\u{0}", .null, .badJSON)] {
             guard case .failure(let refusal) = ControlRequest.parse(line) else {
                 Issue.record("\(line) parsed")
                 continue
@@ -111,6 +111,29 @@ import Testing
             #expect(refusal.id == id && refusal.error.code == code, "\(line) -> \(refusal)")
         }
     }
+
+    /// A number with no JSON form (a figure gone wrong) is written as null; the line stays valid.
+    @Test func aNumberThatIsNotFiniteIsWrittenAsNull() {
+        #expect(ControlRequest.line(["x": .number(.nan), "y": .number(.infinity), "z": 1]) == #"{"x":null,"y":null,"z":1}"# + "\n")
+    }
+
+    /// Programs match on the codes: the ones a reply can carry are exactly the ones the README lists.
+    @Test func everyErrorCodeIsDocumented() throws {
+        let readme = try String(contentsOfFile: Package.root + "/README.md", encoding: .utf8)
+        guard let start = readme.range(of: "Error codes: "), let end = readme[start.upperBound...].range(of: "\n\n") else {
+            throw TestFailure("the README has no \"Error codes:\" paragraph")
+        }
+        let paragraph = readme[start.upperBound..<end.lowerBound]
+        let documented = paragraph.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            .filter { !$0.contains(" ") && $0 != ".." }
+        #expect(Set(documented) == Set(ControlError.Code.allCases.map(\.rawValue)))
+    }
+}
+
+/// A test that cannot go on, with why.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Events: a slow subscriber loses events, never blocks the publisher, and is told how many.
