@@ -1,9 +1,9 @@
 import FoundationEssentials
 import Glibc
+import JSONTree
 import NIOCore
 import NIOExtras
 import NIOPosix
-import StickerKit
 
 /// A connection to a serve's control socket: sends requests, reads reply and event lines.
 public enum ControlClient {

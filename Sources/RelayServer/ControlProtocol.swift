@@ -2,6 +2,7 @@ import FoundationEssentials
 // The configuration and control requests are part of this module's API; they live in ServeInputs only so that
 // the fuzz targets can link them without NIO, Hummingbird and dlib.
 @_exported import ServeInputs
+import JSONTree
 import StickerKit
 
 /// The control protocol, with no I/O: one request line in, one reply line out (or a subscription).

@@ -1,9 +1,9 @@
 import Glibc
+import JSONTree
 import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
-import StickerKit
 
 /// The control socket: a Unix domain socket only its owner may connect to (mode 0600), speaking
 /// `ControlProtocol` one line at a time. Each connection is served on its own task; a subscriber's

@@ -1,4 +1,3 @@
-import FaceVision
 import FoundationEssentials
 import Hummingbird
 import HummingbirdWebSocket
@@ -24,11 +23,11 @@ public enum HTTPServer {
         let name: String
     }
 
-    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, sharedMemoryBytes: [String: Double] = [:],
+    /// `build` is what `facerelay_info` says of how the vision code was compiled (`avx2` or `portable`).
+    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, build: String, sharedMemoryBytes: [String: Double] = [:],
                                    logger: Logger) -> some ApplicationProtocol {
         let config = registry.config
-        let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable",
-                                     sharedMemoryBytes: sharedMemoryBytes)
+        let metrics = ServiceMetrics(streams: registry, version: version, build: build, sharedMemoryBytes: sharedMemoryBytes)
         let control = ControlProtocol(registry: registry)
         let router = Router(context: HTTPRequestContext.self)
         router.get("/healthz") { _, _ in "ok\n" }

@@ -2,9 +2,11 @@ import FaceStage
 import FaceTracking
 import FoundationEssentials
 import Glibc
+import JSONTree
 import Logging
 import MediaBridge
-import StickerKit
+import StreamPlan
+import StreamSession
 import Synchronization
 
 /// Every stream of `serve`, each relaying on its own thread: started from the control socket, by

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import StickerKit
+import JSONTree
 
 /// The event classes a subscriber can ask for.
 public enum EventClass: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
 import FaceTracking
 import FoundationEssentials
-import MediaBridge
+import StreamPlan
 import Yams
 
 /// The configuration of `facerelay serve`, read from a YAML file (see `deploy/facerelay.yml`, which
@@ -238,7 +238,7 @@ private struct ConfigReader {
 
     func number(_ node: Node, _ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double {
         guard let value = node.float ?? node.int.map(Double.init), range.contains(value) else {
-            throw error(node, key, "must be a number in \(formatted(range.lowerBound, decimals: 0))...\(formatted(range.upperBound, decimals: 0))")
+            throw error(node, key, "must be a number in \(Int(range.lowerBound.rounded()))...\(Int(range.upperBound.rounded()))")
         }
         return value
     }

@@ -5,6 +5,7 @@ import Logging
 import MediaBridge
 import RelayServer
 import StickerKit
+import StreamSession
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -105,7 +106,7 @@ struct Serve: AsyncParsableCommand {
                                           "srt_listeners": "\(settings.srtListeners.count)"])
         // What every stream shares, measured as the resident memory each part added when loaded.
         let shared = ["landmark_model": max(0, modelMegabytes) * 1_048_576, "stickers": max(0, stickersMegabytes) * 1_048_576]
-        return ServeService(registry: registry, sharedMemoryBytes: shared, logger: logger)
+        return ServeService(registry: registry, build: visionOptimisedForAVX2 ? "avx2" : "portable", sharedMemoryBytes: shared, logger: logger)
     }
 }
 

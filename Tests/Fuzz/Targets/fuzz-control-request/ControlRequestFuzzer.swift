@@ -1,7 +1,7 @@
 import FoundationEssentials
 import FuzzSupport
+import JSONTree
 import ServeInputs
-import StickerKit
 
 // One control-socket request line, as the server hands it over: bytes decoded as UTF-8 (invalid
 // sequences repaired), without its newline. Whatever the line, parsing answers with a request or

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import MediaBridge
-import RelayServer
+import ServeInputs
+import StreamPlan
 import Testing
 
 /// The serve configuration: every documented key read, every mistake refused with line and key.
