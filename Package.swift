@@ -46,39 +46,56 @@ let package = Package(
         ),
         // Pixel-level frame views and timing, with no C imports: what every stage works on.
         .target(name: "FrameKit"),
+        // A JSON document as a tree: what the sticker loader checks field by field, and what the
+        // control protocol reads and writes.
+        .target(name: "JSONTree"),
+        // What one relay is asked to do, as plain values: its input, its output, its encoder and
+        // timing settings. No GStreamer, so that the serve configuration can read them without it.
+        .target(name: "StreamPlan"),
         // Tracks, smoothing, head pose and expressions over a landmarker protocol: no C imports.
         .target(name: "FaceTracking", dependencies: ["FrameKit"]),
         // The dlib/OpenCV landmarker, detector and pose solver behind FaceTracking's protocols.
         .target(name: "FaceVision", dependencies: ["CFaceVision", "FaceTracking", "FrameKit"]),
         // Sticker packages: loading and checking, triggers and timelines, placement on a face. No pixels.
-        .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit"]),
+        .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit", "JSONTree"]),
         // Drawing on YUV frames: sticker blending and the tracking overlay.
         .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit"]),
         // The only module that touches GStreamer: pipelines from Pipelines/, appsink/appsrc, bus.
         .target(
             name: "MediaBridge",
             dependencies: [
-                "CGStreamer", "FrameKit",
+                "CGStreamer", "FrameKit", "StreamPlan",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // One stream from start to finish, as `run` and each stream of `serve` relay it: the media
+        // relay, its stats line and file, and its figures (CPU by stage, process memory).
+        .target(
+            name: "StreamSession",
+            dependencies: [
+                "FrameKit", "MediaBridge", "StreamPlan",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
         .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
         // What serve reads from outside (the YAML configuration, control request lines), parsed and
-        // checked with no networking: apart from RelayServer so the fuzz targets link it alone.
+        // checked with no networking: apart from RelayServer so the fuzz targets link it alone, and
+        // without GStreamer or dlib.
         .target(
             name: "ServeInputs",
             dependencies: [
-                "FaceTracking", "MediaBridge", "StickerKit",
+                "FaceTracking", "JSONTree", "StreamPlan",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // Stream sessions and the service around them: the registry of streams, the control socket,
+        // The service around many stream sessions: the registry of streams, the control socket,
         // events, the HTTP hooks nginx-rtmp calls, metrics and the dashboard (re-exporting ServeInputs).
         .target(
             name: "RelayServer",
             dependencies: [
-                "ServeInputs", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "FaceStage", "Compositor", "StickerKit",
+                "ServeInputs", "StreamSession", "StreamPlan", "MediaBridge", "FrameKit", "FaceTracking", "FaceStage", "Compositor",
+                "StickerKit", "JSONTree",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -93,7 +110,8 @@ let package = Package(
         .executableTarget(
             name: "facerelay",
             dependencies: [
-                "RelayServer", "FaceStage", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision", "Compositor", "StickerKit",
+                "RelayServer", "StreamSession", "StreamPlan", "FaceStage", "MediaBridge", "FrameKit", "FaceTracking", "FaceVision",
+                "Compositor", "StickerKit", "JSONTree",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,10 +145,14 @@ let package = Package(
         // (CFaceVision, called directly); it interposes the allocator for the whole test process and
         // forwards every call to glibc's.
         .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
-        .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "Compositor", "FaceTracking", "FrameKit", "MediaBridge"]),
-        .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "FrameKit"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "FaceStage", "MediaBridge", "FaceTestSupport", "FaceTracking", "FrameKit", "StickerKit", "Compositor", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge"]),
+        .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "FaceTracking", "FrameKit", "MediaBridge"]),
+        .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "FrameKit"]),
+        .testTarget(name: "FaceStageTests", dependencies: ["FaceStage", "FaceTestSupport", "Compositor", "FaceTracking", "FrameKit", "StickerKit"]),
+        .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "FrameKit"]),
+        .testTarget(name: "StreamSessionTests", dependencies: ["StreamSession", "MediaBridge", "FrameKit"]),
+        .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan"]),
     ],
     cxxLanguageStandard: .cxx17
 )
@@ -141,7 +163,7 @@ if Context.environment["FACERELAY_FUZZ"] == "1" {
     let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
         ("fuzz-sticker-json", ["FaceTracking", "FrameKit", "MediaBridge", "StickerKit"]),
         ("fuzz-sticker-png", ["FaceTracking", "MediaBridge", "StickerKit"]),
-        ("fuzz-control-request", ["ServeInputs", "StickerKit"]),
+        ("fuzz-control-request", ["ServeInputs", "JSONTree"]),
         ("fuzz-serve-config", ["ServeInputs"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/Targets/FuzzSupport"))

@@ -105,7 +105,7 @@ public final class FaceTracker {
     /// a failed pose leaves the face without one for that frame.
     public private(set) var visionErrors = 0
     /// What the latest of those failures said.
-    public private(set) var lastVisionError: String?
+    public private(set) var lastVisionError: (any Error)?
 
     private let landmarker: FaceLandmarker
     private let poseSolver: PoseSolver
@@ -444,7 +444,7 @@ public final class FaceTracker {
 
     private func recordVisionError(_ error: any Error) {
         visionErrors += 1
-        lastVisionError = String(describing: error)
+        lastVisionError = error
     }
 
     /// Matches detections to the faces they were run for, restarts lost faces and starts tracks for

@@ -1,6 +1,7 @@
 import CGStreamer
 import FrameKit
 import Glibc
+import StreamPlan
 
 /// Reads the video frames of an image or video file in order, for inspection (no audio, no clock).
 public final class FrameFileReader {

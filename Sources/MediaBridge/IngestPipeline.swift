@@ -1,5 +1,6 @@
 import CGStreamer
 import Logging
+import StreamPlan
 import Synchronization
 
 /// The input side: source, decodebin, and the appsinks its pads are linked to as they appear.

@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import FrameKit
 import Logging
+import StreamPlan
 import Synchronization
 
 /// One relayed stream: ingest pipeline -> frame thread running the Swift stage -> egress pipeline,

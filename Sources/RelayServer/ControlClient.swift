@@ -1,9 +1,9 @@
 import FoundationEssentials
 import Glibc
+import JSONTree
 import NIOCore
 import NIOExtras
 import NIOPosix
-import StickerKit
 
 /// A connection to a serve's control socket: sends requests, reads reply and event lines.
 public enum ControlClient {
@@ -21,7 +21,7 @@ public enum ControlClient {
                     }
                 }
         } catch {
-            throw ControlServerError(description: "cannot connect to \(path): \(error); is facerelay serve running, and is this its --control-socket (and yours)?")
+            throw ControlServerError.cannotConnect(path: path, reason: error)
         }
         return try await channel.executeThenClose { inbound, outbound in
             try await body({ request in
@@ -37,7 +37,7 @@ public enum ControlClient {
             for try await line in lines {
                 return try JSONDecoder().decode(JSONValue.self, from: Data(String(buffer: line).utf8))
             }
-            throw ControlServerError(description: "\(path) closed the connection without a reply")
+            throw ControlServerError.noReply(path: path)
         }
     }
 

@@ -2,6 +2,7 @@ import FoundationEssentials
 // The configuration and control requests are part of this module's API; they live in ServeInputs only so that
 // the fuzz targets can link them without NIO, Hummingbird and dlib.
 @_exported import ServeInputs
+import JSONTree
 import StickerKit
 
 /// The control protocol, with no I/O: one request line in, one reply line out (or a subscription).
@@ -54,7 +55,12 @@ public struct ControlProtocol: Sendable {
         case .stickers:
             return ["stickers": .array(registry.catalog.packages.map(Self.describe)), "builtin": ["none", "landmarks"]]
         case .reloadStickers:
-            let report = registry.catalog.reload()
+            let report: StickerCatalog.ReloadReport
+            do {
+                report = try registry.catalog.reload()
+            } catch {
+                throw ControlError(.unreadableStickers, error.description)
+            }
             return ["loaded": .array(report.loaded.map(JSONValue.string)),
                     "failed": .array(report.failed.map { ["name": .string($0.name), "message": .string($0.message)] })]
         case .start(let input, let output, let sticker, let stream):

@@ -1,9 +1,9 @@
 import Glibc
+import JSONTree
 import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
-import StickerKit
 
 /// The control socket: a Unix domain socket only its owner may connect to (mode 0600), speaking
 /// `ControlProtocol` one line at a time. Each connection is served on its own task; a subscriber's
@@ -27,7 +27,7 @@ public struct ControlServer: Sendable {
     /// the task is cancelled.
     public func run() async throws {
         if ControlClient.isServing(path) {
-            throw ControlServerError(description: "\(path): another facerelay serve is listening on this control socket; stop it or give another --control-socket")
+            throw ControlServerError.inUse(path: path)
         }
         // The socket is created with the umask's mode: make it 0600 from the first instant rather
         // than chmod it afterwards, when a connection could already have slipped in.
@@ -48,7 +48,7 @@ public struct ControlServer: Sendable {
             umask(previousMask)
         } catch {
             umask(previousMask)
-            throw ControlServerError(description: "\(path): cannot create the control socket: \(error); check that its folder exists and is writable, or give another --control-socket")
+            throw ControlServerError.cannotListen(path: path, reason: error)
         }
         chmod(path, 0o600)
         logger.info("control socket listening", metadata: ["path": "\(path)"])
@@ -107,7 +107,7 @@ public struct ControlServer: Sendable {
     }
 
     private func refuseLongLine(_ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
-        let error = ControlError("line-too-long", "a request line is limited to \(ControlProtocol.maximumLineBytes / 1024) KiB; the connection is closed")
+        let error = ControlError(.lineTooLong, "a request line is limited to \(ControlProtocol.maximumLineBytes / 1024) KiB; the connection is closed")
         try await outbound.write(ByteBuffer(string: ControlProtocol.line(ControlProtocol.failure(id: .null, error))))
     }
 
@@ -125,8 +125,4 @@ public struct ControlServer: Sendable {
             group.cancelAll()
         }
     }
-}
-
-public struct ControlServerError: Error, CustomStringConvertible, Sendable {
-    public let description: String
 }

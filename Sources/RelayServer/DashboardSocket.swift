@@ -33,7 +33,7 @@ struct DashboardSocket {
                     case .reply(let reply):
                         try await outbound.write(.text(ControlProtocol.line(reply)))
                     case .subscribe:
-                        let refusal = ControlProtocol.failure(id: .null, ControlError("bad-request", "the dashboard's socket already receives every event; subscribe on the control socket instead"))
+                        let refusal = ControlProtocol.failure(id: .null, ControlError(.badRequest, "the dashboard's socket already receives every event; subscribe on the control socket instead"))
                         try await outbound.write(.text(ControlProtocol.line(refusal)))
                     }
                 }

@@ -1,4 +1,4 @@
-import StickerKit
+import JSONTree
 import Synchronization
 
 /// Hands every event to the subscribers that asked for its class (seed article 001's reactive

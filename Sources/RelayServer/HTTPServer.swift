@@ -1,4 +1,3 @@
-import FaceVision
 import FoundationEssentials
 import Hummingbird
 import HummingbirdWebSocket
@@ -24,11 +23,11 @@ public enum HTTPServer {
         let name: String
     }
 
-    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, sharedMemoryBytes: [String: Double] = [:],
+    /// `build` is what `facerelay_info` says of how the vision code was compiled (`avx2` or `portable`).
+    public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, build: String, sharedMemoryBytes: [String: Double] = [:],
                                    logger: Logger) -> some ApplicationProtocol {
         let config = registry.config
-        let metrics = ServiceMetrics(streams: registry, version: version, build: visionOptimisedForAVX2 ? "avx2" : "portable",
-                                     sharedMemoryBytes: sharedMemoryBytes)
+        let metrics = ServiceMetrics(streams: registry, version: version, build: build, sharedMemoryBytes: sharedMemoryBytes)
         let control = ControlProtocol(registry: registry)
         let router = Router(context: HTTPRequestContext.self)
         router.get("/healthz") { _, _ in "ok\n" }
@@ -37,22 +36,23 @@ public enum HTTPServer {
             router.get("/login") { _, _ in html(DashboardPage.login(failed: false)) }
             router.post("/login") { request, _ -> Response in
                 let body = try await request.body.collect(upTo: 4096)
+                // A form that does not decode is a failed login, like a wrong token: the page says so.
                 let form = try? URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: body))
                 guard form?["token"] == token else { return html(DashboardPage.login(failed: true), status: .unauthorized) }
                 return Response(status: .seeOther, headers: [.location: "/", .setCookie: "\(tokenCookie)=\(token); Path=/; HttpOnly; SameSite=Strict"])
             }
         }
         router.post("/rtmp/on_publish") { request, _ -> Response in
-            guard let notice = try await notice(request) else { return reply(.badRequest) }
+            guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
             return reply(await registry.publishStarted(application: notice.app, key: notice.name) == nil ? .forbidden : .ok)
         }
         router.post("/rtmp/on_play") { request, _ -> Response in
-            guard let notice = try await notice(request) else { return reply(.badRequest) }
+            guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
             registry.playStarted(application: notice.app, key: notice.name)
             return reply(.ok)
         }
         router.post("/rtmp/on_publish_done") { request, _ -> Response in
-            guard let notice = try await notice(request) else { return reply(.badRequest) }
+            guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
             registry.publishEnded(application: notice.app, key: notice.name)
             return reply(.ok)
         }
@@ -100,9 +100,17 @@ public enum HTTPServer {
         Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: page)))
     }
 
-    private static func notice(_ request: Request) async throws -> Notice? {
+    /// nginx-rtmp's notification form, or nil (answered 400) for one without `app` and `name`. The
+    /// reason is logged: nginx-rtmp refuses the publish on that answer and says only that it did.
+    private static func notice(_ request: Request, logger: Logger) async throws -> Notice? {
         let body = try await request.body.collect(upTo: 16 * 1024)
-        return try? URLEncodedFormDecoder().decode(Notice.self, from: String(buffer: body))
+        do {
+            return try URLEncodedFormDecoder().decode(Notice.self, from: String(buffer: body))
+        } catch {
+            logger.warning("refused a notification that is not nginx-rtmp's form with app and name: \(error)",
+                           metadata: ["path": "\(request.uri.path)"])
+            return nil
+        }
     }
 }
 

@@ -9,12 +9,15 @@ import StickerKit
 /// servers, and `run` returns.
 public struct ServeService: Sendable {
     public let registry: StreamRegistry
+    /// How the vision code was compiled (`avx2` or `portable`), for /metrics.
+    let build: String
     /// Memory every stream shares (`landmark_model`, `stickers`), for /metrics.
     let sharedMemoryBytes: [String: Double]
     let logger: Logger
 
-    public init(registry: StreamRegistry, sharedMemoryBytes: [String: Double] = [:], logger: Logger) {
+    public init(registry: StreamRegistry, build: String, sharedMemoryBytes: [String: Double] = [:], logger: Logger) {
         self.registry = registry
+        self.build = build
         self.sharedMemoryBytes = sharedMemoryBytes
         self.logger = logger
     }
@@ -22,7 +25,8 @@ public struct ServeService: Sendable {
     public func run() async throws {
         let config = registry.config
         let control = ControlServer(path: config.controlSocket, control: ControlProtocol(registry: registry), events: registry.events, logger: logger)
-        let http = HTTPServer.application(registry: registry, address: config.http, sharedMemoryBytes: sharedMemoryBytes, logger: logger)
+        let http = HTTPServer.application(registry: registry, address: config.http, build: build,
+                                          sharedMemoryBytes: sharedMemoryBytes, logger: logger)
         // A ServiceGroup shuts its services down in reverse order: the streams first, so that each
         // output is finalised while the sockets still answer.
         let group = ServiceGroup(configuration: .init(

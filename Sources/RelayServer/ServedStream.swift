@@ -1,8 +1,10 @@
 import FaceStage
 import FoundationEssentials
 import FrameKit
+import JSONTree
 import MediaBridge
-import StickerKit
+import StreamPlan
+import StreamSession
 import Synchronization
 
 /// Where a served stream came from, which decides what ends it and whether it is started again.
@@ -89,10 +91,10 @@ final class ServedStream: Sendable {
         }
     }
 
-    func finish(failure: String?) {
+    func finish(failure: MediaError?) {
         live.withLock { live in
             live.state = failure == nil ? .ended : .failed
-            live.reason = failure
+            live.reason = failure?.description
         }
     }
 

@@ -1,6 +1,7 @@
 import CoreMetrics
 import MediaBridge
 import Prometheus
+import StreamSession
 import Synchronization
 
 /// The service's figures for Prometheus (`GET /metrics`), through swift-metrics handles backed by

@@ -7,9 +7,12 @@ import Synchronization
 /// Every sticker package of the stickers folder, loaded once and shared: each stream showing a
 /// sticker draws from the same renderer (its layers are read-only after load).
 public final class StickerCatalog: Sendable {
-    public struct Problem: Sendable, Equatable {
+    public struct Problem: Sendable {
         public let name: String
-        public let message: String
+        public let error: StickerLoadError
+
+        /// Every problem of the package, with its file and field.
+        public var message: String { error.description }
     }
 
     public struct ReloadReport: Sendable {
@@ -23,7 +26,7 @@ public final class StickerCatalog: Sendable {
     private let loader: StickerLoader
     private let renderers = Mutex<[String: StickerRenderer]>([:])
     /// Why each package that failed its last load failed.
-    private let broken = Mutex<[String: String]>([:])
+    private let broken = Mutex<[String: StickerLoadError]>([:])
 
     public init(library: StickerLibrary, loader: StickerLoader) {
         self.library = library
@@ -31,16 +34,16 @@ public final class StickerCatalog: Sendable {
     }
 
     /// Scans the folder and loads every package. A package that fails to load never replaces a
-    /// working one: streams showing it keep it.
+    /// working one: streams showing it keep it; nor does a folder that cannot be read.
     @discardableResult
-    public func reload() -> ReloadReport {
+    public func reload() throws(StickerLibraryError) -> ReloadReport {
         var loaded: [String: StickerRenderer] = [:]
         var failed: [Problem] = []
-        for name in library.names {
+        for name in try library.packageNames() {
             do {
                 loaded[name] = StickerRenderer(package: try loader.load(directory: library.directory + "/" + name))
             } catch {
-                failed.append(Problem(name: name, message: error.description))
+                failed.append(Problem(name: name, error: error))
             }
         }
         let names = renderers.withLock { renderers in
@@ -48,7 +51,7 @@ public final class StickerCatalog: Sendable {
             return renderers.keys.sorted()
         }
         broken.withLock { broken in
-            broken = Dictionary(uniqueKeysWithValues: failed.map { ($0.name, $0.message) })
+            broken = Dictionary(uniqueKeysWithValues: failed.map { ($0.name, $0.error) })
         }
         return ReloadReport(loaded: names, failed: failed)
     }
@@ -89,7 +92,7 @@ public final class StickerCatalog: Sendable {
 public enum StickerChoiceError: Error, Sendable, CustomStringConvertible {
     case notAName(String)
     case unknown(String, available: [String])
-    case broken(String, String)
+    case broken(String, StickerLoadError)
 
     public var description: String {
         switch self {

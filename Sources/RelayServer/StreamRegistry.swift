@@ -2,9 +2,11 @@ import FaceStage
 import FaceTracking
 import FoundationEssentials
 import Glibc
+import JSONTree
 import Logging
 import MediaBridge
-import StickerKit
+import StreamPlan
+import StreamSession
 import Synchronization
 
 /// Every stream of `serve`, each relaying on its own thread: started from the control socket, by
@@ -54,15 +56,15 @@ public final class StreamRegistry: Sendable {
         do {
             input = try InputEndpoint(parsing: inputText)
         } catch {
-            throw ControlError("bad-input", error.description)
+            throw ControlError(.badInput, error.description)
         }
         do {
             output = try OutputEndpoint(parsing: outputText)
         } catch {
-            throw ControlError("bad-output", error.description)
+            throw ControlError(.badOutput, error.description)
         }
         if let stream, !StickerCatalog.isPlainName(stream) {
-            throw ControlError("bad-argument", "stream name '\(stream)' must be 1-64 letters, digits, '-', '_' or '.'")
+            throw ControlError(.badArgument, "stream name '\(stream)' must be 1-64 letters, digits, '-', '_' or '.'")
         }
         let look: FaceLook
         do {
@@ -74,7 +76,7 @@ public final class StreamRegistry: Sendable {
         do {
             tracker = try makeTracker(config.defaults.tracking)
         } catch {
-            throw ControlError("vision", "\(error)")
+            throw ControlError(.vision, "\(error)")
         }
         let id = try reserveID(stream, origin: origin)
         var streamLogger = logger
@@ -91,7 +93,7 @@ public final class StreamRegistry: Sendable {
                                        library: library, stage: stage, logger: streamLogger)
         } catch {
             release(id)
-            throw ControlError("start-failed", error.description)
+            throw ControlError(.startFailed, error.description)
         }
         let served = ServedStream(id: id, input: input, output: output, origin: origin, stage: stage, session: session)
         state.withLock { state in
@@ -100,11 +102,11 @@ public final class StreamRegistry: Sendable {
         }
         streamLogger.info("stream started", metadata: ["input": "\(input)", "output": "\(output)", "sticker": "\(look.name)"])
         _ = LoopThread(detached: true) { [self, streamLogger] in
-            var failure: String?
-            do {
+            var failure: MediaError?
+            do throws(MediaError) {
                 try session.run()
             } catch {
-                failure = "\(error)"
+                failure = error
             }
             ended(served, failure: failure, logger: streamLogger)
         }
@@ -119,7 +121,7 @@ public final class StreamRegistry: Sendable {
                 usleep(20_000)
             }
             if served.isFinished, served.state == .failed {
-                throw ControlError("start-failed", served.reason ?? "the stream failed at once")
+                throw ControlError(.startFailed, served.reason ?? "the stream failed at once")
             }
         }
         return id
@@ -140,10 +142,10 @@ public final class StreamRegistry: Sendable {
     /// Takes a stream id for a new stream, so that two starts at once cannot both get it.
     private func reserveID(_ requested: String?, origin: StreamOrigin) throws(ControlError) -> String {
         let result: Result<String, ControlError> = state.withLock { state in
-            if state.shuttingDown { return .failure(ControlError("shutting-down", "the service is stopping; start the stream again once it is back")) }
+            if state.shuttingDown { return .failure(ControlError(.shuttingDown, "the service is stopping; start the stream again once it is back")) }
             if let requested {
                 guard state.streams[requested] == nil, !state.reserved.contains(requested) else {
-                    return .failure(ControlError("stream-exists", "a stream named '\(requested)' is running; stop it first or choose another name"))
+                    return .failure(ControlError(.streamExists, "a stream named '\(requested)' is running; stop it first or choose another name"))
                 }
                 state.reserved.insert(requested)
                 return .success(requested)
@@ -171,7 +173,7 @@ public final class StreamRegistry: Sendable {
         _ = state.withLock { $0.reserved.remove(id) }
     }
 
-    private func ended(_ stream: ServedStream, failure: String?, logger: Logger) {
+    private func ended(_ stream: ServedStream, failure: MediaError?, logger: Logger) {
         stream.finish(failure: failure)
         let restart = state.withLock { state -> Bool in
             if state.streams[stream.id] === stream { state.streams[stream.id] = nil }
@@ -181,7 +183,7 @@ public final class StreamRegistry: Sendable {
         }
         var event: JSONValue = ["event": "stream", "stream": .string(stream.id), "state": failure == nil ? "ended" : "failed"]
         if let failure {
-            event = event.adding("reason", .string(failure))
+            event = event.adding("reason", .string(failure.description))
             logger.error("stream failed: \(failure)")
         }
         events.publish(.stream, event)
@@ -213,14 +215,14 @@ public final class StreamRegistry: Sendable {
 
     private func unknownStream(_ id: String) -> ControlError {
         let names = state.withLock { $0.streams.keys.sorted() }
-        return ControlError("unknown-stream", "no stream '\(id)'; running: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        return ControlError(.unknownStream, "no stream '\(id)'; running: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
     }
 
-    static func code(of error: StickerChoiceError) -> String {
+    static func code(of error: StickerChoiceError) -> ControlError.Code {
         switch error {
-        case .notAName: "bad-sticker-name"
-        case .unknown: "unknown-sticker"
-        case .broken: "broken-sticker"
+        case .notAName: .badStickerName
+        case .unknown: .unknownSticker
+        case .broken: .brokenSticker
         }
     }
 
@@ -275,7 +277,14 @@ public final class StreamRegistry: Sendable {
         let usage = ProcessUsage.now()
         var entries: [JSONValue] = []
         for stream in chosen {
-            var figures = (try? Self.jsonValue(of: stream.session.statsSoFar(usage: usage))) ?? [:]
+            var figures: JSONValue
+            do {
+                figures = try Self.jsonValue(of: stream.session.statsSoFar(usage: usage))
+            } catch {
+                // Only a figure that is not a finite number fails here: a fault in FaceRelay that
+                // must show, not an empty set of figures that looks like a stream doing nothing.
+                throw ControlError(.statsFailed, "the figures of stream '\(stream.id)' cannot be written as JSON (\(error)); this is a fault in FaceRelay: please report it")
+            }
             figures = figures.adding("stream", .string(stream.id)).adding("state", .string(stream.state.rawValue))
                 .adding("sticker", .string(stream.stage.lookNow)).adding("faces", .number(Double(stream.stage.facesNow)))
             entries.append(figures)

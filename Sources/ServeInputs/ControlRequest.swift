@@ -1,18 +1,5 @@
 import FoundationEssentials
-import StickerKit
-
-/// A request the service refuses, with a stable code for programs and a message for people.
-public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let code: String
-    public let message: String
-
-    public init(_ code: String, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-}
+import JSONTree
 
 /// The event classes a subscriber can ask for.
 public enum EventClass: String, Sendable, CaseIterable {
@@ -59,10 +46,10 @@ public struct ControlRequest: Sendable, Equatable {
         do {
             request = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
         } catch {
-            return .failure(Refusal(id: .null, error: ControlError("bad-json", "the request is not valid JSON; send one JSON object per line, e.g. {\"id\": 1, \"command\": \"streams\"}")))
+            return .failure(Refusal(id: .null, error: ControlError(.badJSON, "the request is not valid JSON; send one JSON object per line, e.g. {\"id\": 1, \"command\": \"streams\"}")))
         }
         guard case .object(let fields) = request else {
-            return .failure(Refusal(id: .null, error: ControlError("bad-request", "the request must be a JSON object with \"id\" and \"command\", not \(request.kind)")))
+            return .failure(Refusal(id: .null, error: ControlError(.badRequest, "the request must be a JSON object with \"id\" and \"command\", not \(request.kind)")))
         }
         let id = fields["id"] ?? .null
         do throws(ControlError) {
@@ -74,10 +61,10 @@ public struct ControlRequest: Sendable, Equatable {
 
     private static func command(_ fields: [String: JSONValue]) throws(ControlError) -> Command {
         guard let commandValue = fields["command"] else {
-            throw ControlError("missing-argument", "the request has no \"command\"; one of: \(commands.joined(separator: ", "))")
+            throw ControlError(.missingArgument, "the request has no \"command\"; one of: \(commands.joined(separator: ", "))")
         }
         guard case .string(let command) = commandValue else {
-            throw ControlError("bad-argument", "\"command\" must be a string, not \(commandValue.kind)")
+            throw ControlError(.badArgument, "\"command\" must be a string, not \(commandValue.kind)")
         }
         let arguments = Arguments(fields: fields, command: command)
         switch command {
@@ -92,7 +79,7 @@ public struct ControlRequest: Sendable, Equatable {
         case "stats": return .stats(stream: try arguments.optionalString("stream"))
         case "subscribe": return .subscribe(try arguments.eventClasses())
         default:
-            throw ControlError("unknown-command", "unknown command '\(command)'; one of: \(commands.joined(separator: ", "))")
+            throw ControlError(.unknownCommand, "unknown command '\(command)'; one of: \(commands.joined(separator: ", "))")
         }
     }
 
@@ -101,13 +88,15 @@ public struct ControlRequest: Sendable, Equatable {
     }
 
     public static func failure(id: JSONValue, _ error: ControlError) -> JSONValue {
-        ["id": id, "ok": false, "error": ["code": .string(error.code), "message": .string(error.message)]]
+        ["id": id, "ok": false, "error": ["code": .string(error.code.rawValue), "message": .string(error.message)]]
     }
 
     /// One JSON line, newline included.
     public static func line(_ value: JSONValue) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Cannot fail: JSONEncoder refuses only numbers that are not finite, and JSONValue writes
+        // those as null. The fallback keeps the line valid JSON all the same.
         let data = (try? encoder.encode(value)) ?? Data("{\"ok\":false}".utf8)
         return String(decoding: data, as: UTF8.self) + "\n"
     }
@@ -120,10 +109,10 @@ private struct Arguments {
 
     func string(_ name: String) throws(ControlError) -> String {
         guard let value = fields[name] else {
-            throw ControlError("missing-argument", "\(command) needs \"\(name)\"")
+            throw ControlError(.missingArgument, "\(command) needs \"\(name)\"")
         }
         guard case .string(let text) = value, !text.isEmpty else {
-            throw ControlError("bad-argument", "\"\(name)\" of \(command) must be a non-empty string, not \(value.kind)")
+            throw ControlError(.badArgument, "\"\(name)\" of \(command) must be a non-empty string, not \(value.kind)")
         }
         return text
     }
@@ -136,12 +125,12 @@ private struct Arguments {
     func eventClasses() throws(ControlError) -> Set<EventClass> {
         guard let value = fields["events"], value != .null else { return Set(EventClass.allCases) }
         guard case .array(let names) = value else {
-            throw ControlError("bad-argument", "\"events\" of subscribe must be a list of \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ControlError(.badArgument, "\"events\" of subscribe must be a list of \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         var classes = Set<EventClass>()
         for name in names {
             guard case .string(let text) = name, let kind = EventClass(rawValue: text) else {
-                throw ControlError("bad-argument", "unknown event class \(name); subscribe to \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ControlError(.badArgument, "unknown event class \(name); subscribe to \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             classes.insert(kind)
         }

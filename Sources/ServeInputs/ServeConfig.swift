@@ -1,6 +1,6 @@
 import FaceTracking
 import FoundationEssentials
-import MediaBridge
+import StreamPlan
 import Yams
 
 /// The configuration of `facerelay serve`, read from a YAML file (see `deploy/facerelay.yml`, which
@@ -34,10 +34,11 @@ public struct ServeConfig: Sendable {
     }
 
     /// Refuses an HTTP listener open to the network without a token: the dashboard switches
-    /// stickers and shows every stream's picture.
-    public func checkHTTPAccess() throws(ConfigError) {
+    /// stickers and shows every stream's picture. `source` is where the settings came from (the
+    /// file, or "the command line"), for the error.
+    public func checkHTTPAccess(source: String) throws(ConfigError) {
         if !httpIsLoopback, (httpToken ?? "").isEmpty {
-            throw ConfigError("", nil, "http", "\(http) is not a loopback address, and the dashboard, /metrics and stream control it serves need a token there: set http_token (or http_token_file) in the config, or bind to 127.0.0.1")
+            throw ConfigError(file: source, line: nil, key: "http", message: "\(http) is not a loopback address, and the dashboard, /metrics and stream control it serves need a token there: set http_token (or http_token_file) in the config, or bind to 127.0.0.1")
         }
     }
 
@@ -120,24 +121,14 @@ public struct ServeConfig: Sendable {
     }
 }
 
-/// A configuration the service refuses to start with: where, which key, and what to do.
-public struct ConfigError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-
-    init(_ file: String, _ mark: Mark?, _ key: String, _ message: String) {
-        let place = mark.map { "\(file):\($0.line)" } ?? file
-        description = (place.isEmpty ? "" : place + ": ") + (key.isEmpty ? message : "\(key): \(message)")
-    }
-}
-
 extension ServeConfig {
     /// Reads and checks a configuration file.
     public static func load(file: String) throws(ConfigError) -> ServeConfig {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw ConfigError(file, nil, "", FileManager.default.fileExists(atPath: file)
+            throw ConfigError(file: file, line: nil, key: "", message: FileManager.default.fileExists(atPath: file)
                 ? "cannot be read; check its permissions" : "no such file; give the path of a YAML file (see deploy/facerelay.yml)")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file, nil, "", "is not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(file: file, line: nil, key: "", message: "is not UTF-8 text") }
         return try parse(text, file: file)
     }
 
@@ -147,7 +138,7 @@ extension ServeConfig {
         do {
             root = try Yams.compose(yaml: text)
         } catch {
-            throw ConfigError(file, nil, "", "is not valid YAML: \("\(error)".split(whereSeparator: \.isNewline).joined(separator: " "))")
+            throw ConfigError(file: file, line: nil, key: "", message: "is not valid YAML: \("\(error)".split(whereSeparator: \.isNewline).joined(separator: " "))")
         }
         var config = ServeConfig()
         guard let root else { return config }
@@ -164,9 +155,16 @@ extension ServeConfig {
         if let node = top["http_token"] { config.httpToken = try reader.string(node, "http_token") }
         if let node = top["http_token_file"] {
             let path = try reader.string(node, "http_token_file")
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-                  case let token = text.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else {
-                throw reader.error(node, "http_token_file", "cannot read a token from '\(path)'; the file must exist, be readable and hold the token")
+            let problem = "cannot read a token from '\(path)'"
+            let text: String
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw reader.error(node, "http_token_file", "\(problem) (\(error)); the file must exist, be readable and hold the token")
+            }
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else {
+                throw reader.error(node, "http_token_file", "\(problem): it is empty; the file must hold the token")
             }
             config.httpToken = token
         }
@@ -204,7 +202,7 @@ private struct ConfigReader {
     let file: String
 
     func error(_ node: Node, _ key: String, _ message: String) -> ConfigError {
-        ConfigError(file, node.mark, key, message)
+        ConfigError(file: file, line: node.mark?.line, key: key, message: message)
     }
 
     func anyMapping(_ node: Node, _ key: String) throws(ConfigError) -> [(String, Node)] {
@@ -240,7 +238,7 @@ private struct ConfigReader {
 
     func number(_ node: Node, _ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double {
         guard let value = node.float ?? node.int.map(Double.init), range.contains(value) else {
-            throw error(node, key, "must be a number in \(formatted(range.lowerBound, decimals: 0))...\(formatted(range.upperBound, decimals: 0))")
+            throw error(node, key, "must be a number in \(Int(range.lowerBound.rounded()))...\(Int(range.upperBound.rounded()))")
         }
         return value
     }

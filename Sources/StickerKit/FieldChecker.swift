@@ -1,3 +1,4 @@
+import JSONTree
 /// Reads typed fields out of a JSON tree, recording a problem (file, field path, what to do) for
 /// every missing or mistyped value instead of stopping.
 final class Checker {

@@ -23,15 +23,23 @@ public struct StickerLibrary: Sendable {
             directory = directory.deletingLastPathComponent()
         }
         candidates.append(FileManager.default.currentDirectoryPath + "/Stickers")
-        guard let found = candidates.first(where: { !StickerLibrary(directory: $0).names.isEmpty }) else {
+        // A candidate that cannot be read is passed over like an empty one: the search is for a
+        // folder that works, and when none does the error lists every place it looked.
+        guard let found = candidates.first(where: { (try? StickerLibrary(directory: $0).packageNames())?.isEmpty == false }) else {
             throw .directoryNotFound(searched: candidates)
         }
         return StickerLibrary(directory: found)
     }
 
-    /// Names of the packages in the folder, sorted.
-    public var names: [String] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    /// Names of the packages in the folder, sorted. A folder that cannot be read is an error, not
+    /// an empty folder: serving without the stickers the operator installed must not look normal.
+    public func packageNames() throws(StickerLibraryError) -> [String] {
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw .unreadable(directory: directory, reason: error)
+        }
         return entries.filter { FileManager.default.fileExists(atPath: directory + "/" + $0 + "/" + StickerLoader.fileName) }.sorted()
     }
 
@@ -40,10 +48,11 @@ public struct StickerLibrary: Sendable {
     public func path(of sticker: String) throws(StickerLibraryError) -> String {
         if sticker.contains("/") {
             guard FileManager.default.fileExists(atPath: sticker + "/" + StickerLoader.fileName) else {
-                throw .notFound(sticker, available: names, directory: directory)
+                throw .notAStickerFolder(sticker)
             }
             return sticker
         }
+        let names = try packageNames()
         guard names.contains(sticker) else { throw .notFound(sticker, available: names, directory: directory) }
         return directory + "/" + sticker
     }
@@ -51,16 +60,22 @@ public struct StickerLibrary: Sendable {
 
 public enum StickerLibraryError: Error, Sendable, CustomStringConvertible {
     case directoryNotFound(searched: [String])
+    /// A package name this library does not have.
     case notFound(String, available: [String], directory: String)
+    /// A path given for a sticker that has no sticker.json.
+    case notAStickerFolder(String)
+    case unreadable(directory: String, reason: any Error)
 
     public var description: String {
         switch self {
         case .directoryNotFound(let searched):
             "no sticker folder found (looked in \(searched.joined(separator: ", "))); give one with --stickers DIR or $FACERELAY_STICKERS"
         case .notFound(let name, let available, let directory):
-            name.contains("/")
-                ? "\(name) is not a sticker folder: it has no \(StickerLoader.fileName)"
-                : "unknown sticker '\(name)' in \(directory); available: \((["landmarks", "none"] + available).joined(separator: ", "))"
+            "unknown sticker '\(name)' in \(directory); available: \((["landmarks", "none"] + available).joined(separator: ", "))"
+        case .notAStickerFolder(let path):
+            "\(path) is not a sticker folder: it has no \(StickerLoader.fileName)"
+        case .unreadable(let directory, let reason):
+            "cannot read the sticker folder \(directory) (\(reason)); it must be a folder this user can read: fix it or give another with --stickers DIR"
         }
     }
 }

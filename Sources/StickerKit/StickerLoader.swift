@@ -1,6 +1,7 @@
 import FoundationEssentials
 import FrameKit
 import Glibc
+import JSONTree
 
 /// One thing wrong with a sticker package: which file, which field, and what to do.
 public struct StickerProblem: Sendable, Equatable, CustomStringConvertible {

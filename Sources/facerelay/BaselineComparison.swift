@@ -1,7 +1,8 @@
 import FoundationEssentials
 import Glibc
 import MediaBridge
-import RelayServer
+import StreamPlan
+import StreamSession
 import Synchronization
 
 /// `run --compare-baseline`: the same input relayed twice at once in this process, with the

@@ -1,10 +1,10 @@
 import ArgumentParser
 import FoundationEssentials
-import MediaBridge
 import Glibc
+import JSONTree
+import MediaBridge
 import NIOCore
 import RelayServer
-import StickerKit
 
 struct Ctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,13 +2,14 @@ import ArgumentParser
 import Compositor
 import Dispatch
 import FaceStage
-import Glibc
 import FaceVision
 import FrameKit
+import Glibc
 import Logging
 import MediaBridge
-import RelayServer
 import StickerKit
+import StreamPlan
+import StreamSession
 import Synchronization
 
 struct Run: ParsableCommand {

@@ -5,6 +5,7 @@ import Logging
 import MediaBridge
 import RelayServer
 import StickerKit
+import StreamSession
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,11 +73,8 @@ struct Serve: AsyncParsableCommand {
         if let stickers { settings.stickers = stickers }
         if let pipelines { settings.pipelines = pipelines }
         if let landmarkModel { settings.landmarkModel = landmarkModel }
-        do {
-            try settings.checkHTTPAccess()
-        } catch {
-            throw ServeSetupError(description: "\(config ?? "the command line"): \(error)")
-        }
+        let source = config ?? "the command line"
+        try settings.checkHTTPAccess(source: source)
 
         try prepareMediaBridge()
         let library = try PipelineLibrary.locate(explicit: settings.pipelines)
@@ -84,17 +82,16 @@ struct Serve: AsyncParsableCommand {
         let catalog = StickerCatalog(library: try StickerLibrary.locate(explicit: settings.stickers),
                                      loader: try loader(pipelines: library, expressions: expressions))
         let beforeStickers = ProcessUsage.now().residentMegabytes
-        let report = catalog.reload()
+        let report = try catalog.reload()
         let stickersMegabytes = ProcessUsage.now().residentMegabytes - beforeStickers
         for problem in report.failed {
             logger.warning("sticker \(problem.name) is not available: \(problem.message)")
         }
-        let place = config ?? "the command line"
         for (key, name) in settings.stickerChoices {
             do {
                 _ = try catalog.look(named: name)
             } catch {
-                throw ServeSetupError(description: "\(place): \(key): \(error)")
+                throw ConfiguredStickerError(source: source, key: key, problem: error)
             }
         }
         // One model for every stream, loaded now: a missing model stops the service at start.
@@ -109,10 +106,17 @@ struct Serve: AsyncParsableCommand {
                                           "srt_listeners": "\(settings.srtListeners.count)"])
         // What every stream shares, measured as the resident memory each part added when loaded.
         let shared = ["landmark_model": max(0, modelMegabytes) * 1_048_576, "stickers": max(0, stickersMegabytes) * 1_048_576]
-        return ServeService(registry: registry, sharedMemoryBytes: shared, logger: logger)
+        return ServeService(registry: registry, build: visionOptimisedForAVX2 ? "avx2" : "portable", sharedMemoryBytes: shared, logger: logger)
     }
 }
 
-struct ServeSetupError: Error, CustomStringConvertible {
-    let description: String
+/// A sticker the configuration names that serve could not show: refused at start rather than on
+/// the first publish that asks for it.
+struct ConfiguredStickerError: Error, CustomStringConvertible {
+    /// The configuration file, or "the command line".
+    let source: String
+    let key: String
+    let problem: StickerChoiceError
+
+    var description: String { "\(source): \(key): \(problem)" }
 }

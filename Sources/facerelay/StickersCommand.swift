@@ -23,7 +23,7 @@ struct Stickers: ParsableCommand {
                 let library = try StickerLibrary.locate(explicit: folder.directory)
                 let loader = try loader(pipelines: try PipelineLibrary.locate(explicit: pipelines))
                 print("stickers in \(library.directory):")
-                for name in library.names {
+                for name in try library.packageNames() {
                     do {
                         let package = try loader.load(directory: library.directory + "/" + name)
                         let items = package.items.map { item in

@@ -74,7 +74,7 @@ public final class Scene: @unchecked Sendable {
 }
 
 /// A failure of the fake vision back end.
-public struct SceneFailure: Error, CustomStringConvertible {
+public struct SceneFailure: Error, CustomStringConvertible, Equatable {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

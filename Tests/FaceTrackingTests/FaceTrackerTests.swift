@@ -453,7 +453,7 @@ import Testing
         scene.landmarkerFailure = SceneFailure("landmark fit failed: out of memory")
         for frame in 5..<7 { step(tracker, frame, scene) }
         #expect(tracker.visionErrors >= 2, "one failed refit per frame at least")
-        #expect(tracker.lastVisionError == "landmark fit failed: out of memory")
+        #expect(tracker.lastVisionError as? SceneFailure == SceneFailure("landmark fit failed: out of memory"))
         #expect(tracker.faces.map(\.isShown) == [false], "held like a face whose fit was lost")
         scene.landmarkerFailure = nil
         let failures = tracker.visionErrors
@@ -473,7 +473,7 @@ import Testing
         // between them fail, each is counted, and the face stays.
         #expect(scene.coarseScans - coarseBefore == 4)
         #expect(tracker.visionErrors == scene.coarseScans + scene.fineScans - scansBefore)
-        #expect(tracker.lastVisionError == "face detection failed: bad image")
+        #expect(tracker.lastVisionError as? SceneFailure == SceneFailure("face detection failed: bad image"))
         #expect(visibleIDs(tracker) == [1])
     }
 
@@ -486,7 +486,7 @@ import Testing
         for frame in 0..<5 { step(tracker, frame, scene) }
         #expect(visibleIDs(tracker) == [1])
         #expect(tracker.faces.first?.pose == nil)
-        #expect(tracker.visionErrors == 5 && tracker.lastVisionError == "head pose failed: bad matrix")
+        #expect(tracker.visionErrors == 5 && tracker.lastVisionError as? SceneFailure == SceneFailure("head pose failed: bad matrix"))
     }
 
     @Test func tinyAndBlankFramesAreHarmless() {

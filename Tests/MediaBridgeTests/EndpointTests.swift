@@ -1,5 +1,6 @@
 import Foundation
 import MediaBridge
+import StreamPlan
 import Testing
 
 @Suite struct EndpointTests {

@@ -2,6 +2,7 @@ import Foundation
 import FrameKit
 import Logging
 import MediaBridge
+import StreamPlan
 import Testing
 
 /// A stage that asks to draw on every other frame and paints a white square on it.

@@ -30,11 +30,27 @@ private final class DecodeCount: Sendable {
     }
 
     @Test func everyShippedPackageLoads() throws {
-        let names = StickerLibrary(directory: Support.root + "/Stickers").names
+        let names = try StickerLibrary(directory: Support.root + "/Stickers").packageNames()
         #expect(names.count >= 10)
         for name in names {
             #expect(throws: Never.self, "\(name)") { try Support.loader.load(directory: Support.root + "/Stickers/" + name) }
             #expect(FileManager.default.fileExists(atPath: Support.root + "/Stickers/\(name)/preview.png"), "\(name) has a preview")
+        }
+    }
+
+    /// A sticker folder that cannot be read is an error naming it, not a folder without stickers.
+    @Test func anUnreadableStickerFolderIsAnError() {
+        let library = StickerLibrary(directory: Support.root + "/README.md")
+        do {
+            let names = try library.packageNames()
+            Issue.record("read \(names) from a file")
+        } catch {
+            guard case .unreadable(let directory, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(directory == library.directory)
+            #expect(error.description.hasPrefix("cannot read the sticker folder \(library.directory) ("), "\(error)")
         }
     }
 

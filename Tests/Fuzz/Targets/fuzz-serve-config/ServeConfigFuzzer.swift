@@ -12,7 +12,7 @@ public func fuzzServeConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     do {
         let config = try ServeConfig.parse(text, file: "fuzz.yml")
         _ = config.stickerChoices
-        _ = try? config.checkHTTPAccess()
+        _ = try? config.checkHTTPAccess(source: "fuzz.yml")
         for (application, settings) in config.applications {
             _ = config.route(application: application, key: "fuzz")
             for key in settings.keys.keys {

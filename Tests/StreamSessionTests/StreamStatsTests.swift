@@ -1,7 +1,7 @@
 import Foundation
-import MediaBridge
 import FrameKit
-import RelayServer
+import MediaBridge
+import StreamSession
 import Testing
 
 @Suite struct StreamStatsTests {

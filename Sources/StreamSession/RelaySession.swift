@@ -3,6 +3,7 @@ import FoundationEssentials
 import FrameKit
 import Logging
 import MediaBridge
+import StreamPlan
 import Synchronization
 
 /// One stream from start to finish: the media relay, its periodic stats line and its stats file.

@@ -1,5 +1,7 @@
-import MediaBridge
-import RelayServer
+import FoundationEssentials
+import Glibc
+import ServeInputs
+import StreamPlan
 import Testing
 
 /// The serve configuration: every documented key read, every mistake refused with line and key.
@@ -32,24 +34,48 @@ import Testing
     }
 
     @Test(arguments: [
-        ("htpp: 127.0.0.1:1", "f.yml:1: htpp: unknown key"),
-        ("http: localhost", "f.yml:1: http: 'localhost' is not ADDRESS:PORT"),
-        ("defaults:\n  encoder:\n    x264_preset: turbo", "f.yml:3: defaults.encoder.x264_preset: unknown preset 'turbo'"),
-        ("defaults:\n  tracking:\n    max_faces: 99", "f.yml:3: defaults.tracking.max_faces: must be a whole number in 1...16"),
-        ("defaults:\n  tracking:\n    expression_thresholds: { grin: 0.5 }", "defaults.tracking.expression_thresholds.grin: unknown expression"),
-        ("rtmp:\n  applications:\n    live: { sticker: cat }", "f.yml:3: rtmp.applications.live: has no route"),
-        ("rtmp:\n  applications:\n    live: { upstream: /tmp/out.flv }", "rtmp.applications.live.upstream: an upstream is a network address"),
-        ("rtmp:\n  ingest: http://x", "f.yml:2: rtmp.ingest: 'http://x' is not an RTMP server address"),
-        ("srt:\n  - listen: srt://host:9000\n    upstream: rtmp://p/app/k", "f.yml:2: srt[0].listen: 'srt://host:9000' calls out; a listener has no host"),
-        ("rtmp: [", "f.yml: is not valid YAML"),
-    ])
-    func mistakesAreRefusedWithLineKeyAndWhatToDo(yaml: String, expected: String) {
-        #expect(throws: ConfigError.self) { try ServeConfig.parse(yaml, file: "f.yml") }
+        ("htpp: 127.0.0.1:1", 1, "htpp", "unknown key"),
+        ("http: localhost", 1, "http", "'localhost' is not ADDRESS:PORT"),
+        ("defaults:\n  encoder:\n    x264_preset: turbo", 3, "defaults.encoder.x264_preset", "unknown preset 'turbo'"),
+        ("defaults:\n  tracking:\n    max_faces: 99", 3, "defaults.tracking.max_faces", "must be a whole number in 1...16"),
+        ("defaults:\n  tracking:\n    expression_thresholds: { grin: 0.5 }", 3, "defaults.tracking.expression_thresholds.grin", "unknown expression"),
+        ("rtmp:\n  applications:\n    live: { sticker: cat }", 3, "rtmp.applications.live", "has no route"),
+        ("rtmp:\n  applications:\n    live: { upstream: /tmp/out.flv }", 3, "rtmp.applications.live.upstream", "an upstream is a network address"),
+        ("rtmp:\n  ingest: http://x", 2, "rtmp.ingest", "'http://x' is not an RTMP server address"),
+        ("srt:\n  - listen: srt://host:9000\n    upstream: rtmp://p/app/k", 2, "srt[0].listen", "'srt://host:9000' calls out; a listener has no host"),
+        ("rtmp: [", nil, "", "is not valid YAML"),
+    ] as [(String, Int?, String, String)])
+    func mistakesAreRefusedWithLineKeyAndWhatToDo(yaml: String, line: Int?, key: String, message: String) {
         do {
             _ = try ServeConfig.parse(yaml, file: "f.yml")
+            Issue.record("accepted: \(yaml)")
         } catch {
-            #expect(error.description.contains(expected), "\(error.description)")
+            #expect(error.file == "f.yml" && error.line == line && error.key == key, "\(error)")
+            #expect(error.message.hasPrefix(message), "\(error)")
         }
+    }
+
+    @Test func aTokenFileThatCannotBeReadOrIsEmptyIsRefused() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("facerelay-empty-token-\(getpid())").path
+        _ = FileManager.default.createFile(atPath: empty, contents: Data("\n".utf8))
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        for (path, message) in [("/nonexistent/token", "cannot read a token from '/nonexistent/token' ("),
+                                (empty, "cannot read a token from '\(empty)': it is empty")] {
+            do {
+                _ = try ServeConfig.parse("http_token_file: \(path)", file: "f.yml")
+                Issue.record("accepted \(path)")
+            } catch {
+                #expect(error.line == 1 && error.key == "http_token_file" && error.message.hasPrefix(message), "\(error)")
+            }
+        }
+    }
+
+    @Test func theMessageNamesFileLineAndKey() {
+        #expect(ConfigError(file: "f.yml", line: 3, key: "defaults.sticker", message: "must be a non-empty text value").description
+            == "f.yml:3: defaults.sticker: must be a non-empty text value")
+        #expect(ConfigError(file: "f.yml", line: nil, key: "", message: "is not UTF-8 text").description == "f.yml: is not UTF-8 text")
+        #expect(ConfigError(file: "the command line", line: nil, key: "http", message: "needs a token").description
+            == "the command line: http: needs a token")
     }
 
     @Test func aMissingFileSaysSo() {
@@ -57,6 +83,7 @@ import Testing
             _ = try ServeConfig.load(file: "/nonexistent/facerelay.yml")
             Issue.record("loaded a missing file")
         } catch {
+            #expect(error.file == "/nonexistent/facerelay.yml" && error.line == nil && error.key == "")
             #expect(error.description == "/nonexistent/facerelay.yml: no such file; give the path of a YAML file (see deploy/facerelay.yml)")
         }
     }

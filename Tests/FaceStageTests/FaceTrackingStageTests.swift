@@ -3,7 +3,6 @@ import FaceTestSupport
 import FaceTracking
 import FrameKit
 @testable import FaceStage
-import RelayServer
 import StickerKit
 import Testing
 

@@ -43,7 +43,14 @@ public enum JSONValue: Codable, Equatable, Sendable {
         case .number(let number):
             var value = encoder.singleValueContainer()
             // Whole numbers are written as integers: ids and counters read back as they were sent.
-            if number.rounded() == number, abs(number) < 9.007e15 { try value.encode(Int64(number)) } else { try value.encode(number) }
+            // A number that is not finite has no JSON form: it is written as null, as `rounded` does.
+            if !number.isFinite {
+                try value.encodeNil()
+            } else if number.rounded() == number, abs(number) < 9.007e15 {
+                try value.encode(Int64(number))
+            } else {
+                try value.encode(number)
+            }
         case .string(let string):
             var value = encoder.singleValueContainer()
             try value.encode(string)

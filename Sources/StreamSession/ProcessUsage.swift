@@ -19,6 +19,9 @@ public struct ProcessUsage: Sendable {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        // Without /proc (a sandbox that does not mount it) the resident sizes read 0 and the peak
+        // falls back to getrusage's: the figures are read on every stats line and scrape, which
+        // must not fail for want of one of them, and the CPU time above is still right.
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         return ProcessUsage(cpuSeconds: cpu,
                             residentMegabytes: kilobytes("VmRSS:", in: status) / 1024,
