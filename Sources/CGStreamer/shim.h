@@ -11,6 +11,8 @@
 #include <gio/gio.h>
 #include <sys/prctl.h>
 #include <malloc.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 static inline gboolean fr_gst_init(char **error_message) {
     GError *error = NULL;
@@ -355,6 +357,15 @@ static inline GstMessage *fr_bus_pop(GstElement *pipeline, GstClockTime timeout)
     gst_object_unref(bus);
     return message;
 }
+/// The descriptor that poll(2) sees readable while messages wait on the pipeline's bus; -1 when
+/// the bus has none. Only to wait on: messages are read with `fr_bus_pop`. Valid while the bus is.
+static inline int fr_bus_pollfd(GstElement *pipeline) {
+    GstBus *bus = gst_element_get_bus(pipeline);
+    GPollFD pollfd = { -1, 0, 0 };
+    gst_bus_get_pollfd(bus, &pollfd);
+    gst_object_unref(bus);
+    return pollfd.fd;
+}
 static inline GstMessageType fr_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
 static inline const char *fr_message_source_name(GstMessage *message) {
     return GST_MESSAGE_SRC(message) != NULL ? GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) : "";
@@ -456,6 +467,10 @@ static inline void fr_tune_malloc(int count, int mmap_threshold) {
 }
 
 /// Names the calling thread (Linux keeps the first 15 characters).
+/// An eventfd that poll(2) sees readable once signalled, until cleared; -1 on failure (errno set).
+static inline int fr_eventfd_new(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+static inline void fr_eventfd_signal(int fd) { uint64_t one = 1; (void)!write(fd, &one, sizeof one); }
+static inline void fr_eventfd_clear(int fd) { uint64_t count; (void)!read(fd, &count, sizeof count); }
 static inline void fr_name_current_thread(const char *name) { prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 
 

@@ -34,7 +34,9 @@ final class IngestPipeline: Sendable {
         var demuxedKinds: Set<String> = []
     }
 
-    init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger) throws(MediaError) {
+    /// `streamsChanged` is called, on a streaming thread, after every change to `snapshot`.
+    init(input: InputEndpoint, settings: RelaySettings, library: PipelineLibrary, threadTag: ThreadTag, logger: Logger,
+         streamsChanged: @escaping @Sendable () -> Void) throws(MediaError) {
         let inputName = input.description
         self.inputName = inputName
         let files = [library.directory + "/ingest.gst", library.directory + "/" + Self.sourceFile(for: input)]
@@ -55,7 +57,8 @@ final class IngestPipeline: Sendable {
             throw MediaError(.pipelineTemplate, "\(error)")
         }
         pipelineReference = ElementPointer(pointer: pipeline)
-        let linker = PadLinker(pipeline: pipeline, branches: branches, inputName: inputName, isLiveInput: input.isLive, logger: logger)
+        let linker = PadLinker(pipeline: pipeline, branches: branches, inputName: inputName, isLiveInput: input.isLive,
+                               logger: logger, streamsChanged: streamsChanged)
         self.linker = linker
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
         if case .srtListener(let uri) = input, let source = fr_bin_find_by_factory(pipeline, "srtsrc") {
@@ -188,18 +191,22 @@ private final class PadLinker: Sendable {
     /// A network input, timed by its sender rather than read from a file.
     private let isLiveInput: Bool
     private let logger: Logger
+    /// Told after every change to `state.streams`, once the lock is released.
+    private let streamsChanged: @Sendable () -> Void
     /// Decoded frames that reached the video appsink, including any it dropped: a C counter
     /// incremented by a pad probe on a streaming thread.
     let framesArrived: AtomicCounterPointer
     private let state = Mutex(State())
 
-    init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, logger: Logger) {
+    init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, logger: Logger,
+         streamsChanged: @escaping @Sendable () -> Void) {
         _ = gst_object_ref(pipeline)
         self.pipeline = ElementPointer(pointer: pipeline)
         self.branches = branches
         self.inputName = inputName
         self.isLiveInput = isLiveInput
         self.logger = logger
+        self.streamsChanged = streamsChanged
         let counter = UnsafeMutablePointer<gint>.allocate(capacity: 1)
         counter.initialize(to: 0)
         framesArrived = AtomicCounterPointer(pointer: counter)
@@ -241,7 +248,7 @@ private final class PadLinker: Sendable {
         connect(decode) { userData in
             fr_connect_no_more_pads(decode, { _, context in
                 guard let context else { return }
-                PadLinker.of(context).state.withLock { $0.streams.allPadsKnown = true }
+                PadLinker.of(context).changeStreams { $0.allPadsKnown = true }
             }, userData, releasePadLinker)
         }
         connect(pipeline.pointer) { userData in
@@ -304,7 +311,7 @@ private final class PadLinker: Sendable {
                     guard let pad, let context else { return }
                     let name = String(cString: fr_object_name(pad))
                     guard let kind = ["audio", "video"].first(where: { name.hasPrefix($0) }) else { return }
-                    PadLinker.of(context).state.withLock { _ = $0.streams.demuxedKinds.insert(kind) }
+                    PadLinker.of(context).changeStreams { _ = $0.demuxedKinds.insert(kind) }
                 }, userData, releasePadLinker)
             }
         }
@@ -364,7 +371,7 @@ private final class PadLinker: Sendable {
         } else {
             logger.info("ignoring an extra stream of the input", metadata: ["input": "\(inputName)", "caps": "\(padCaps)"])
         }
-        linkToFakeSink(pad)
+        linkToFakeSink(pad, caps: padCaps)
     }
 
     /// Builds the branch `attach` claimed for `kind`, links the pad to it and publishes its sink;
@@ -401,6 +408,7 @@ private final class PadLinker: Sendable {
                     state.streams.audioIsPassThrough = mediaType == "audio/mpeg"
                 }
             }
+            streamsChanged()
             logger.debug("input stream linked", metadata: ["kind": "\(kind)", "caps": "\(padCaps)"])
         } catch let error as MediaError {
             failed(kind, error)
@@ -417,6 +425,13 @@ private final class PadLinker: Sendable {
             case .audio: state.audioClaimed = false
             }
         }
+        streamsChanged()
+    }
+
+    /// Changes what the relay's threads read in `streams`, then tells them.
+    private func changeStreams(_ change: (inout IngestPipeline.Streams) -> Void) {
+        state.withLock { change(&$0.streams) }
+        streamsChanged()
     }
 
     private static func setSize(_ size: (width: Int, height: Int), in bin: UnsafeMutablePointer<GstElement>) {
@@ -427,13 +442,21 @@ private final class PadLinker: Sendable {
         gst_caps_unref(caps)
     }
 
-    private func linkToFakeSink(_ pad: UnsafeMutablePointer<GstPad>) {
-        guard let fakesink = gst_element_factory_make("fakesink", nil) else { return }
+    /// A stream the relay does not carry is read and thrown away: unread, it would stall the demuxer.
+    private func linkToFakeSink(_ pad: UnsafeMutablePointer<GstPad>, caps: String) {
+        guard let fakesink = gst_element_factory_make("fakesink", nil) else {
+            logger.warning("cannot discard an extra stream of the input: GStreamer has no fakesink (install gstreamer1.0-plugins-base); the input may stall",
+                           metadata: ["input": "\(inputName)", "caps": "\(caps)"])
+            return
+        }
         fr_set_bool(fakesink, "sync", 0)
         fr_set_bool(fakesink, "async", 0)
         fr_bin_add(pipeline.pointer, fakesink)
         fr_sync_state_with_parent(fakesink)
-        _ = fr_link_pad_to_element(pad, fakesink)
+        if fr_link_pad_to_element(pad, fakesink) == 0 {
+            logger.warning("cannot link an extra stream of the input to a sink that discards it; the input may stall on it: send the input without that stream",
+                           metadata: ["input": "\(inputName)", "caps": "\(caps)"])
+        }
     }
 }
 

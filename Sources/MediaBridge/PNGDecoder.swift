@@ -30,21 +30,24 @@ public struct PNGDecoder: Sendable {
         let sink = try GStreamer.element("image_out", in: pipeline, files: [file])
         defer { fr_unref(sink) }
         guard fr_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE else { throw failure(pipeline, path) }
-        // A broken file makes pngdec post an error and the sink never gets a sample.
-        var waited = 0
-        var pulled: OpaquePointer?
-        while pulled == nil {
-            if let sample = fr_appsink_pull(sink, GstClockTime(100_000_000)) {
-                pulled = sample
-            } else if fr_appsink_is_eos(sink) != 0 || waited >= 50 {
-                throw failure(pipeline, path)
-            } else if let error = busError(pipeline, path) {
-                throw error
-            }
-            waited += 1
-        }
-        guard let sample = pulled else { throw failure(pipeline, path) }
+        let sample = try pullSample(from: sink, of: pipeline, path)
         defer { fr_sample_unref(sample) }
+        return try image(in: sample, of: pipeline, path)
+    }
+
+    /// The decoded picture, within five seconds. A broken file makes pngdec post an error and the
+    /// sink never gets a sample.
+    private func pullSample(from sink: UnsafeMutablePointer<GstElement>, of pipeline: UnsafeMutablePointer<GstElement>,
+                            _ path: String) throws(MediaError) -> OpaquePointer {
+        for _ in 0...50 {
+            if let sample = fr_appsink_pull(sink, GstClockTime(100_000_000)) { return sample }
+            if fr_appsink_is_eos(sink) != 0 { break }
+            if let error = busError(pipeline, path) { throw error }
+        }
+        throw failure(pipeline, path)
+    }
+
+    private func image(in sample: OpaquePointer, of pipeline: UnsafeMutablePointer<GstElement>, _ path: String) throws(MediaError) -> RGBAImage {
         guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample) else { throw failure(pipeline, path) }
         let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
         let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)

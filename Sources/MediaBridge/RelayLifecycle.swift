@@ -147,6 +147,31 @@ public struct RelayLifecycle: Sendable {
         return .wait
     }
 
+    /// The first instant after `now` at which `decide` may answer otherwise than it does at `now`
+    /// with nothing else happening: the supervisor sleeps until then, or until an event. Nil when
+    /// only an event (a frame, a bus message, a stop) can change the decision.
+    public func nextDeadline(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        // `decide` compares some times with `>`: their decision changes a tick after the time itself.
+        let tick = Duration.nanoseconds(1)
+        var candidates: [ContinuousClock.Instant?] = []
+        if let drainStarted {
+            candidates = [drainStarted + policy.drainTimeout + tick]
+        } else {
+            if let awaitingInputSince, let grace = policy.inputGrace {
+                candidates += [awaitingInputSince + grace + tick, nextInputAttempt]
+            }
+            switch phase {
+            case .starting:
+                candidates.append(policy.startTimeout.map { started + $0 + tick })
+            case .reconnecting:
+                candidates += [rebuiltAt.map { $0 + policy.acceptedAfter }, nextRetry]
+            case .relaying, .awaitingInput, .draining:
+                break
+            }
+        }
+        return candidates.compactMap { $0 }.filter { $0 > now }.min()
+    }
+
     /// Call after `.outputAccepted`: the outage is over.
     public mutating func outputAccepted() {
         outageStarted = nil

@@ -117,7 +117,10 @@ public final class ThreadCPUAccounting: Sendable {
     func startSampling() {
         timer.withLock { timer in
             guard timer == nil else { return }
-            timer = LoopThread(detached: true) { [self] in
+            // A thread the system refuses leaves `timer` nil, to be tried again on the next call;
+            // meanwhile the figures stay right, sampled on demand (`totals`, `sampleNow`), only a
+            // pooled thread's time may be charged to the stream it serves last.
+            timer = try? LoopThread(starting: "the thread CPU sampler", detached: true) { [self] in
                 nameCurrentThread("fr-cpu-sampler")
                 while true {
                     sleep(seconds: 1)

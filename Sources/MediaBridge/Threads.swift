@@ -11,18 +11,50 @@ public final class LoopThread: Sendable {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// A `detached` thread frees itself when `body` returns and cannot be joined.
+    /// A `detached` thread frees itself when `body` returns and cannot be joined. `what` names the
+    /// thread in the error thrown when the system refuses to start it.
+    public init(starting what: String, detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(MediaError) {
+        switch Self.start(body, detached: detached) {
+        case .success(let thread):
+            self.thread = thread
+        case .failure(let error):
+            throw MediaError(.setup, "cannot start \(what): the system refused a new thread (\(String(cString: strerror(error.code)))); the machine is out of threads or memory: stop other streams or raise the limit on processes (ulimit -u)")
+        }
+    }
+
+    /// For a caller that cannot go on without the thread: a refusal stops the process, saying why.
     public init(detached: Bool = false, _ body: @escaping @Sendable () -> Void) {
+        switch Self.start(body, detached: detached) {
+        case .success(let thread):
+            self.thread = thread
+        case .failure(let error):
+            fatalError("cannot start a thread: the system refused (\(String(cString: strerror(error.code)))); the machine is out of threads or memory")
+        }
+    }
+
+    /// The new thread, or pthread_create's error number.
+    private static func start(_ body: @escaping @Sendable () -> Void, detached: Bool) -> Result<pthread_t, ThreadStartError> {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let result = pthread_create(&thread, nil, { context in
             Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
             return nil
-        }, Unmanaged.passRetained(Body(body)).toOpaque())
+        }, context)
+        guard result == 0 else {
+            // No thread took the body: its reference is still ours to release.
+            Unmanaged<Body>.fromOpaque(context).release()
+            return .failure(ThreadStartError(code: result))
+        }
         if detached { pthread_detach(thread) }
-        self.thread = thread
+        return .success(thread)
     }
 
     public func join() { pthread_join(thread, nil) }
+}
+
+/// pthread_create's error number.
+struct ThreadStartError: Error {
+    let code: Int32
 }
 
 func sleep(seconds: Double) {

@@ -143,3 +143,59 @@ import Testing
         #expect(life.phase == .awaitingInput)
     }
 }
+
+/// The supervisor sleeps until `nextDeadline`: the decision must not change before it, and must
+/// change right at it, in every phase that has a deadline.
+@Suite struct RelayLifecycleDeadlineTests {
+    let t0 = ContinuousClock.now
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int(seconds * 1000)) }
+
+    /// The decision just before `deadline` is `.wait`, and at the deadline it is `expected`.
+    func expectDeadline(_ life: RelayLifecycle, after now: ContinuousClock.Instant, is expected: RelayLifecycle.Decision,
+                        sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let deadline = life.nextDeadline(after: now) else {
+            Issue.record("no deadline", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(life.decide(at: deadline - .nanoseconds(1)) == .wait, sourceLocation: sourceLocation)
+        #expect(life.decide(at: deadline) == expected, sourceLocation: sourceLocation)
+    }
+
+    @Test func theStartTimeoutIsTheFirstDeadline() {
+        var life = RelayLifecycle(policy: .init(startTimeout: .seconds(15), giveUpAfter: nil), now: t0)
+        expectDeadline(life, after: t0, is: .failNoInput)
+        life.firstFrame()
+        #expect(life.nextDeadline(after: t0) == nil, "relaying, only events change the decision")
+        let patient = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: nil), now: t0)
+        #expect(patient.nextDeadline(after: t0) == nil)
+    }
+
+    @Test func aFailedOutputIsRetriedThenAcceptedAtItsDeadlines() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: .seconds(60)), now: t0)
+        life.firstFrame()
+        life.outputFailed("Connection refused", at: at(10))
+        expectDeadline(life, after: at(10), is: .retryOutput)
+        life.outputRebuilt(at: at(11))
+        expectDeadline(life, after: at(11), is: .outputAccepted)
+    }
+
+    @Test func anAwaitedInputIsRestartedThenGivenUpAtItsDeadlines() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: nil, inputGrace: .seconds(5)), now: t0)
+        life.firstFrame()
+        life.inputLost(at: at(10))
+        expectDeadline(life, after: at(10), is: .restartInput)
+        life.inputRestarted()
+        expectDeadline(life, after: at(10.3), is: .endAwaitedInput)
+        life.inputResumed(at: at(12))
+        #expect(life.nextDeadline(after: at(12)) == nil)
+    }
+
+    /// Once the drain time-out has passed only the pumps' end can end the stream: no deadline is
+    /// left, so the supervisor does not spin on one in the past.
+    @Test func drainingHasOneDeadlineAndNoneOnceItPassed() {
+        var life = RelayLifecycle(policy: .init(startTimeout: .seconds(15), giveUpAfter: nil, drainTimeout: .seconds(10)), now: t0)
+        life.drain(at: at(1))
+        expectDeadline(life, after: at(1), is: .stopDraining)
+        #expect(life.nextDeadline(after: at(12)) == nil)
+    }
+}

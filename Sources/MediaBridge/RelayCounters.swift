@@ -1,0 +1,94 @@
+import FrameKit
+import Synchronization
+
+extension MediaRelay {
+    public struct Counters: Sendable, Equatable {
+        /// Decoded frames that reached the relay.
+        public var framesIn = 0
+        /// Frames handed to the encoder.
+        public var framesOut = 0
+        /// Frames that reached the relay but not the encoder (a live input outrunning the stage, an
+        /// output reconnecting).
+        public var framesDropped = 0
+        /// Thread CPU time spent in the Swift stage (analyse, copy, draw), all frames together.
+        public var stageCPUNanoseconds: UInt64 = 0
+        public var audioPacketsOut = 0
+        public var outputReconnects = 0
+        /// Video frames whose input timestamp went backwards and was moved forward.
+        public var timestampsRepaired = 0
+        /// Frames of a live input that went by before the relay was listening: estimated from the
+        /// first frame's own timestamp (a stream's timestamps start at 0 when its publisher starts).
+        public var framesMissedAtStart = 0
+        /// The stage's face-tracking totals, when it tracks faces.
+        public var tracking: TrackingFigures?
+        /// CPU nanoseconds of the relay's threads, by what they do (see `ThreadRole`).
+        public var threadCPUNanoseconds: [ThreadRole: UInt64] = [:]
+        /// Frames the stage drew on (each a copy from the pool of drawn frames).
+        public var framesDrawn = 0
+        /// Decoded frames the relay can hold at once: the ingest's queue and the encoder's input queue.
+        public var frameQueueCapacity = 0
+        /// Drawn frames the relay can hold at once, in its pool.
+        public var drawnFramePoolCapacity = Int(EgressPipeline.poolBuffers)
+
+        public init() {}
+
+        init(framesIn: Int, framesOut: Int, framesDropped: Int, stageCPUNanoseconds: UInt64, audioPacketsOut: Int, outputReconnects: Int, timestampsRepaired: Int) {
+            self.framesIn = framesIn
+            self.framesOut = framesOut
+            self.framesDropped = framesDropped
+            self.stageCPUNanoseconds = stageCPUNanoseconds
+            self.audioPacketsOut = audioPacketsOut
+            self.outputReconnects = outputReconnects
+            self.timestampsRepaired = timestampsRepaired
+        }
+    }
+}
+
+/// A relay's running counts: bumped by the pumps and the supervisor without locks (each an
+/// Atomic of its own, none read together with another to decide anything), gathered by `snapshot`.
+final class RelayCounters: Sendable {
+    let framesPulled = Atomic<Int>(0)
+    let framesOut = Atomic<Int>(0)
+    /// Frames the relay itself let go (no egress, unusable timing, refused by the egress).
+    let framesDiscarded = Atomic<Int>(0)
+    let audioPacketsOut = Atomic<Int>(0)
+    let outputReconnects = Atomic<Int>(0)
+    let timestampsRepaired = Atomic<Int>(0)
+    let framesMissedAtStart = Atomic<Int>(0)
+    let framesDrawn = Atomic<Int>(0)
+    /// Frames relayed without stickers because they could not be copied into a drawn frame.
+    let drawCopiesFailed = Atomic<Int>(0)
+    let stageCPU = Atomic<UInt64>(0)
+    /// A high-water mark of the frames the ingest's appsink certainly dropped (see `snapshot`).
+    private let framesDroppedByIngest = Atomic<Int>(0)
+    /// Decoded frames the ingest's appsink holds before it drops the oldest.
+    let videoQueueCapacity: Int
+
+    init(live: Bool) {
+        videoQueueCapacity = PipelineLibrary.videoQueueCapacity(live: live)
+    }
+
+    /// The counts now. `framesArrived`: decoded frames that reached the appsinks of every input
+    /// generation so far.
+    func snapshot(framesArrived: Int) -> MediaRelay.Counters {
+        let pulled = framesPulled.load(ordering: .relaxed)
+        let arrived = max(framesArrived, pulled)
+        // The appsink drops the oldest frame silently once it holds its capacity: of the frames
+        // that arrived and were not pulled, all but the capacity are certainly gone. Counted as
+        // a high-water mark, so the figure never goes down while frames wait in the queue.
+        let certainlyDropped = max(0, arrived - pulled - videoQueueCapacity)
+        let dropped = framesDroppedByIngest.max(certainlyDropped, ordering: .relaxed).newValue
+        var counters = MediaRelay.Counters(
+            framesIn: arrived,
+            framesOut: framesOut.load(ordering: .relaxed),
+            framesDropped: dropped + framesDiscarded.load(ordering: .relaxed),
+            stageCPUNanoseconds: stageCPU.load(ordering: .relaxed),
+            audioPacketsOut: audioPacketsOut.load(ordering: .relaxed),
+            outputReconnects: outputReconnects.load(ordering: .relaxed),
+            timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
+        counters.framesMissedAtStart = framesMissedAtStart.load(ordering: .relaxed)
+        counters.framesDrawn = framesDrawn.load(ordering: .relaxed)
+        counters.frameQueueCapacity = videoQueueCapacity + PipelineLibrary.encoderQueueCapacity
+        return counters
+    }
+}

@@ -1,0 +1,319 @@
+import CGStreamer
+import FrameKit
+import Logging
+import StreamPlan
+
+/// The frame thread's work: pulls decoded frames from the current input generation's appsink,
+/// runs the Swift stage on each and pushes it to the egress, on the output's timeline. The first
+/// frame builds the output; the first frame of an input that came back continues its timeline.
+///
+/// `@unchecked Sendable` because of `stage`, which is not Sendable: only `run()` uses it, on the one
+/// frame thread `MediaRelay.run` starts, but for `trackingFigures`, which `FrameStage` makes
+/// readable from any thread. Every other member is a `let` of a Sendable type; what `run()` changes
+/// lives in its own locals.
+final class VideoPump: @unchecked Sendable {
+    /// The longest a live input's start-up backlog is relayed under back-pressure (a demuxer's
+    /// 6 s of held frames take about 2 s at three times real time).
+    static let catchUpLimit = Duration.seconds(10)
+
+    /// What the frame thread reads from: one generation's appsink, and how its start-up backlog goes.
+    private struct Source {
+        let sink: UnsafeMutablePointer<GstElement>
+        let generation: Int
+        /// Relaying the start-up backlog under back-pressure (see `run`).
+        var catchingUp: Bool
+        var firstFrameAt: ContinuousClock.Instant?
+    }
+
+    /// The two frames a decoded frame is mapped into (read) and copied to for drawing (write),
+    /// allocated once per run.
+    private struct Frames {
+        let mapped = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
+        let drawn = UnsafeMutablePointer<GstVideoFrame>.allocate(capacity: 1)
+
+        func deallocate() {
+            mapped.deallocate()
+            drawn.deallocate()
+        }
+    }
+
+    private let stage: FrameStage
+    private let input: InputEndpoint
+    private let live: Bool
+    private let control: RelayControl
+    private let generations: IngestGenerations
+    private let builder: EgressBuilder
+    private let timeline: OutputTimeline
+    private let counters: RelayCounters
+    private let thumbnails: ThumbnailTap
+    private let describer: InputErrorDescriber
+    private let output: OutputEndpoint
+    private let logger: Logger
+
+    init(stage: FrameStage, input: InputEndpoint, output: OutputEndpoint, live: Bool, control: RelayControl, generations: IngestGenerations,
+         builder: EgressBuilder, timeline: OutputTimeline, counters: RelayCounters, thumbnails: ThumbnailTap,
+         describer: InputErrorDescriber, logger: Logger) {
+        self.stage = stage
+        self.input = input
+        self.output = output
+        self.live = live
+        self.control = control
+        self.generations = generations
+        self.builder = builder
+        self.timeline = timeline
+        self.counters = counters
+        self.thumbnails = thumbnails
+        self.logger = logger
+        self.describer = describer
+    }
+
+    var trackingFigures: TrackingFigures? { stage.trackingFigures }
+
+    /// Relays frames until the input ends (and is not awaited) or a stop; then ends the egress's video.
+    ///
+    /// The ingest hands over its first frames without dropping any (see IngestPipeline): a live
+    /// input catches up on them under back-pressure, then drops the oldest frames again (the
+    /// template's `drop`) as soon as none is waiting, so that a stage that falls behind loses
+    /// frames rather than delay; a stage too slow ever to catch up gets there after `catchUpLimit`
+    /// all the same. Each generation of the input starts so again.
+    func run() {
+        defer {
+            builder.current?.endVideo()
+            control.finished(.video)
+        }
+        let frames = Frames()
+        defer { frames.deallocate() }
+        var source: Source?
+        var timestamps = MonotonicTimestamps()
+        while !control.stopRequested {
+            let (ingest, generation) = generations.current
+            if source?.generation != generation {
+                source = nil
+                guard case .found(let sink) = generations.waitForSink(\.videoSink, of: ingest, generation: generation,
+                                                                      control: control, videoStarted: { false }) else { continue }
+                source = Source(sink: sink, generation: generation, catchingUp: live, firstFrameAt: nil)
+            }
+            guard var current = source else { continue }
+            let goesOn = pullFrame(from: &current, frames: frames, timestamps: &timestamps)
+            source = current
+            if !goesOn { break }
+        }
+    }
+
+    /// Relays the next frame of `source`, or sees why none came. False once the stream has ended.
+    private func pullFrame(from source: inout Source, frames: Frames, timestamps: inout MonotonicTimestamps) -> Bool {
+        if source.catchingUp, let firstFrameAt = source.firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
+            stopCatchingUp(&source)
+        }
+        // Caught up once no frame comes for 50 ms, longer than a live input's frames are apart:
+        // a decoder working through the backlog on a busy machine leaves shorter gaps.
+        let timeout: GstClockTime = source.catchingUp && source.firstFrameAt != nil ? 50_000_000 : 100_000_000
+        guard let sample = fr_appsink_pull(source.sink, timeout) else {
+            if generations.hasEnded(source.sink, generation: source.generation) {
+                guard control.inputEndIsAwaited else {
+                    if input.isLive { logger.info("input ended: \(describer.liveInputEndReason)", metadata: ["input": "\(input)"]) }
+                    return false
+                }
+                generations.waitForNext(after: source.generation, control: control)
+            } else if source.catchingUp && source.firstFrameAt != nil {
+                stopCatchingUp(&source)
+            }
+            return true
+        }
+        counters.framesPulled.add(1, ordering: .relaxed)
+        let resuming = source.generation > 0 && source.firstFrameAt == nil ? source.generation : nil
+        relay(sample: sample, from: source.sink, frames: frames, resumingInput: resuming, timestamps: &timestamps)
+        if source.firstFrameAt == nil { source.firstFrameAt = .now }
+        fr_sample_unref(sample)
+        return true
+    }
+
+    private func stopCatchingUp(_ source: inout Source) {
+        fr_set_bool(source.sink, "drop", 1)
+        source.catchingUp = false
+    }
+
+    /// `resumingInput`: the generation of an input that came back, on its first frame.
+    private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, frames: Frames,
+                       resumingInput: Int?, timestamps: inout MonotonicTimestamps) {
+        let runningTime = UInt64(fr_sample_running_time(sample))
+        guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
+            counters.framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        guard let placed = place(caps: caps, buffer: buffer, runningTime: runningTime, sink: sink, resumingInput: resumingInput) else { return }
+        // A video frame stamped before the first one (start-up jitter of a live input) is kept,
+        // clamped to the origin and then repaired; only audio is trimmed before the origin.
+        guard let egress = placed.egress, let rebased = placed.timeline.rebase(max(runningTime, placed.timeline.origin ?? runningTime)) else {
+            counters.framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        let pts = timestamps.next(rebased)
+        if pts != rebased {
+            counters.timestampsRepaired.add(1, ordering: .relaxed)
+            logger.debug("input video timestamp went backwards; moved forward", metadata: ["by_ms": "\(Double(pts - rebased) / 1e6)"])
+        }
+        let duration = UInt64(fr_buffer_duration(buffer))
+        guard let outgoing = runStage(on: sample, buffer: buffer, egress: egress, frames: frames, pts: pts, duration: duration) else {
+            counters.framesDiscarded.add(1, ordering: .relaxed)
+            return
+        }
+        fr_buffer_set_timing(outgoing, GstClockTime(pts), GstClockTime(duration))
+        thumbnails.offer(outgoing, caps: caps)
+        timeline.sentVideo(at: pts)
+        if egress.pushVideo(outgoing) {
+            counters.framesOut.add(1, ordering: .relaxed)
+        } else {
+            counters.framesDiscarded.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Where a frame goes: the egress (nil while the output reconnects) and the timeline. The first
+    /// frame builds the output; the first of an input that came back continues the timeline; a frame
+    /// of another size or format ends the stream. Nil: the frame goes nowhere, the stream is failing.
+    private func place(caps: UnsafeMutablePointer<GstCaps>, buffer: UnsafeMutablePointer<GstBuffer>, runningTime: UInt64,
+                       sink: UnsafeMutablePointer<GstElement>, resumingInput: Int?) -> (egress: EgressPipeline?, timeline: SharedTimeline)? {
+        let (egress, knownCaps) = builder.currentWithCaps
+        guard let knownCaps else {
+            guard let started = startOutput(caps: caps, runningTime: runningTime, videoSink: sink) else { return nil }
+            noteMissedStart(firstTimestamp: fr_buffer_pts(buffer), frameDuration: fr_buffer_duration(buffer))
+            return (started, timeline.current)
+        }
+        if let generation = resumingInput {
+            return (egress, continueTimeline(at: runningTime, frameDuration: UInt64(fr_buffer_duration(buffer)), generation: generation))
+        }
+        if knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !Self.sameGeometry(knownCaps, caps) {
+            control.fail(describer.formatChanged(to: GStreamer.takeString(fr_caps_string(caps)) ?? ""))
+            return nil
+        }
+        return (egress, timeline.current)
+    }
+
+    /// The stage reads the frame and may draw on a copy; returns the buffer to send (the drawn
+    /// copy, or the decoded frame itself), or nil when the frame cannot be read.
+    private func runStage(on sample: OpaquePointer, buffer: UnsafeMutablePointer<GstBuffer>, egress: EgressPipeline,
+                          frames: Frames, pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
+        let cpuBefore = threadCPUNanoseconds()
+        guard gst_video_frame_map(frames.mapped, egress.videoInfo, buffer, GST_MAP_READ) != 0 else { return nil }
+        // A live input's queue drops frames once full: the stage is told how full it is, so that
+        // it can lighten its work first. A file's queue is meant to fill.
+        stage.noteBacklog(queued: max(0, generations.framesArrived - counters.framesPulled.load(ordering: .relaxed)),
+                          capacity: live ? counters.videoQueueCapacity : 0)
+        var drawn: UnsafeMutablePointer<GstBuffer>?
+        if stage.analyse(videoFrame(frames.mapped, pts: pts, duration: duration)) == .draw, let pooled = egress.acquireFrameBuffer() {
+            drawn = draw(into: pooled, frames: frames, egress: egress, pts: pts, duration: duration)
+        }
+        gst_video_frame_unmap(frames.mapped)
+        let outgoing = drawn ?? fr_sample_take_buffer(sample)!
+        counters.stageCPU.add(threadCPUNanoseconds() - cpuBefore, ordering: .relaxed)
+        return outgoing
+    }
+
+    /// Copies the mapped frame into `pooled` and has the stage draw on it. Nil, `pooled` released,
+    /// when the copy cannot be made: the frame then goes out as decoded.
+    private func draw(into pooled: UnsafeMutablePointer<GstBuffer>, frames: Frames, egress: EgressPipeline,
+                      pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
+        guard gst_video_frame_map(frames.drawn, egress.videoInfo, pooled, GST_MAP_WRITE) != 0 else {
+            fr_buffer_unref(pooled)
+            return nil
+        }
+        let copied = gst_video_frame_copy(frames.drawn, frames.mapped) != 0
+        if copied {
+            stage.draw(on: videoFrame(frames.drawn, pts: pts, duration: duration))
+            counters.framesDrawn.add(1, ordering: .relaxed)
+        }
+        gst_video_frame_unmap(frames.drawn)
+        guard copied else {
+            fr_buffer_unref(pooled)
+            noteDrawCopyFailed()
+            return nil
+        }
+        return pooled
+    }
+
+    private func noteDrawCopyFailed() {
+        let failures = counters.drawCopiesFailed.add(1, ordering: .relaxed).newValue
+        // The first and then every thousandth: a format that never copies must not flood the log.
+        if failures == 1 || failures % 1000 == 0 {
+            logger.warning("cannot copy a decoded frame into the output's frame pool (\(failures) so far); those frames go out without stickers: report the input's video format",
+                           metadata: ["input": "\(input)"])
+        }
+    }
+
+    /// The first frame decides the output: its caps, and whether an audio stream is there to carry.
+    private func startOutput(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64, videoSink: UnsafeMutablePointer<GstElement>) -> EgressPipeline? {
+        // Building the egress takes a moment (x264 start-up) while a live input keeps coming: hold
+        // the frames (back-pressure) instead of letting the appsink drop them, then restore.
+        let dropsFrames = fr_get_bool(videoSink, "drop")
+        fr_set_bool(videoSink, "drop", 0)
+        defer { fr_set_bool(videoSink, "drop", dropsFrames) }
+        let ingest = generations.ingest
+        let withAudio = waitForAudioPad(of: ingest)
+        do {
+            let info = try EgressBuilder.streamInfo(of: caps, withAudio: withAudio)
+            let egress = try builder.build(videoCaps: caps, info: info)
+            timeline.start(at: runningTime)
+            control.withLifecycle { $0.firstFrame() }
+            ingest.lockVideoSize(width: info.width, height: info.height)
+            if !withAudio { ingest.refuseAudio() }
+            logger.info("relaying", metadata: [
+                "input": "\(input)", "output": "\(output)",
+                "video": "\(info.width)x\(info.height) @ \(formatted(info.framesPerSecond, decimals: 2)) fps",
+                "audio": "\(withAudio ? (ingest.snapshot.audioIsPassThrough ? "AAC kept as is" : "encoded to AAC") : "none")",
+            ])
+            return egress
+        } catch {
+            control.fail(error)
+            return nil
+        }
+    }
+
+    /// decodebin announces audio and video pads separately: the audio pad gets a moment (a second
+    /// at most) before the output is built with or without audio.
+    private func waitForAudioPad(of ingest: IngestPipeline) -> Bool {
+        let started = ContinuousClock.now
+        _ = generations.changes.wait(until: started + .seconds(1)) {
+            let streams = ingest.snapshot
+            return streams.allPadsKnown || streams.audioSink != nil || control.stopRequested
+        }
+        let withAudio = ingest.snapshot.audioSink != nil
+        logger.debug("egress start: waited for the audio pad", metadata: ["seconds": "\(ContinuousClock.now - started)", "audio": "\(withAudio)"])
+        return withAudio
+    }
+
+    /// A live input joined late (a player of nginx-rtmp gets a running stream from its next
+    /// keyframe on) starts with a timestamp past zero: say how much of the broadcast was missed.
+    private func noteMissedStart(firstTimestamp: GstClockTime, frameDuration: GstClockTime) {
+        // Only RTMP stamps a broadcast from zero at its start: MPEG-TS (over SRT) carries the
+        // encoder's clock, which starts anywhere (1.4 s is ffmpeg's habit).
+        guard case .rtmp = input, firstTimestamp != GstClockTime.max, frameDuration > 0, frameDuration != GstClockTime.max else { return }
+        let missed = Int((firstTimestamp + frameDuration / 2) / frameDuration)
+        // B-frames put a broadcast's first picture a few frames past zero (0.067 s is common):
+        // only more than a quarter of a second counts as missed; over a minute is not a start.
+        guard firstTimestamp > 250_000_000, firstTimestamp < 60_000_000_000 else { return }
+        counters.framesMissedAtStart.store(missed, ordering: .relaxed)
+        logger.warning("joined the input \(formatted(Double(firstTimestamp) / 1e9, decimals: 2)) s after it started: about \(missed) frames were missed before the relay was listening", metadata: ["input": "\(input)"])
+    }
+
+    /// The first frame of an input that came back: the output goes on where it is (see
+    /// `OutputTimeline.resume`).
+    private func continueTimeline(at runningTime: UInt64, frameDuration: UInt64, generation: Int) -> SharedTimeline {
+        let away = control.withLifecycle { $0.inputResumed(at: .now) } ?? .zero
+        let resumed = timeline.resume(at: runningTime, frameDuration: frameDuration, generation: generation)
+        logger.info("input back after \(formatted(away.inSeconds, decimals: 1)) s; continuing the same output", metadata: [
+            "input": "\(input)", "output": "\(output)", "at_s": "\(formatted(Double(resumed.rebase(runningTime) ?? 0) / 1e9, decimals: 2))",
+        ])
+        return resumed
+    }
+
+    private static func sameGeometry(_ a: UnsafeMutablePointer<GstCaps>, _ b: UnsafeMutablePointer<GstCaps>) -> Bool {
+        let first = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 2)
+        defer { first.deallocate() }
+        gst_video_info_init(first)
+        gst_video_info_init(first + 1)
+        guard gst_video_info_from_caps(first, a) != 0, gst_video_info_from_caps(first + 1, b) != 0 else { return false }
+        return fr_video_info_width(first) == fr_video_info_width(first + 1)
+            && fr_video_info_height(first) == fr_video_info_height(first + 1)
+            && fr_video_info_format(first) == fr_video_info_format(first + 1)
+    }
+}
