@@ -534,19 +534,15 @@ public final class FaceTracker {
         // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
         // fit starts from a box drawn around the last, so nothing but the detector tells when the
         // fit's size has crept away from the face's (on small faces under sensor noise the fit can
-        // grow a tenth a frame), and the detector's size is then taken.
+        // grow a tenth a frame), and the detector's size is then taken. So does the check of a fit
+        // that changed size since the last frame: a face coming in at an edge is first boxed on what
+        // is in view of it (row `leave_left`).
         let step = predicted.box.width * settings.refitDistance
         let change = settings.unexpectedChange
         let resized = abs(region.box.width / predicted.box.width - 1) > change
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
             || resized || abs(region.angle - predicted.angle) > change
         let searched = unexpected || !face.isShown || face.edge != .inside
-        // A fit that landed within the detector's own step of where it was expected (as sensor noise
-        // moves it) is checked there; one that landed farther may have been pulled part of the way by
-        // a jump, and the detector looks far around.
-        let wide = !face.isShown || face.edge != .inside
-            || region.box.centre.distance(to: predicted.box.centre) > step
-            || abs(region.box.width / predicted.box.width - 1) > settings.refitDistance
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
@@ -554,8 +550,8 @@ public final class FaceTracker {
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: wide ? settings.searchReach : Self.checkReach,
-                                        scales: drifted) {
+        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
+                                        scales: drifted || resized) {
             face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
