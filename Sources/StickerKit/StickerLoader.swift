@@ -162,8 +162,13 @@ public struct StickerLoader: Sendable {
                 checker.report(framePath, "'\(name)' does not exist in \(directory)")
                 continue
             }
-            if let header = PNGHeader(file: file),
-               !(1...Self.maximumSide).contains(header.width) || !(1...Self.maximumSide).contains(header.height) {
+            // Only a file that starts as a PNG reaches the decoder, whose own type detection would
+            // otherwise find a picture further in, past the size check.
+            guard let header = PNGHeader(file: file) else {
+                checker.report(framePath, "'\(name)' does not decode as a PNG: it does not start with PNG's signature and header; save the picture as PNG")
+                continue
+            }
+            guard (1...Self.maximumSide).contains(header.width), (1...Self.maximumSide).contains(header.height) else {
                 checker.report(framePath, "'\(name)' is \(header.width)x\(header.height); each side must be 1...\(Self.maximumSide) px")
                 continue
             }
