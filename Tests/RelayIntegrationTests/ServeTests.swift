@@ -114,8 +114,10 @@ import Testing
         #expect(mouth.map { $0["state"] as? String ?? "" } == ["start", "end"], "\(events)")
         if mouth.count == 2 {
             let start = mouth[0]["pts"] as? Double ?? -1, end = mouth[1]["pts"] as? Double ?? -1
-            #expect(abs(start - 60.0 / 30) <= 2.0 / 30, "mouthOpen started at \(start) s, the video opens it at 2.0 s")
-            #expect(abs(end - 120.0 / 30) <= 2.0 / 30, "mouthOpen ended at \(end) s, the video closes it at 4.0 s")
+            // Compared in frames: an event's time is given to the millisecond, so two frames late
+            // reads 0.067 s, a hair over 2/30.
+            #expect(abs((start * 30).rounded() - 60) <= 2, "mouthOpen started at \(start) s, the video opens it at 2.0 s")
+            #expect(abs((end * 30).rounded() - 120) <= 2, "mouthOpen ended at \(end) s, the video closes it at 4.0 s")
             #expect(mouth[0]["stream"] as? String == "mouth" && mouth[0]["face"] as? Int == mouth[1]["face"] as? Int)
         }
         #expect(events.contains { $0["event"] as? String == "stream" && $0["state"] as? String == "started" })
