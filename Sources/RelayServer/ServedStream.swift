@@ -44,6 +44,8 @@ final class ServedStream: Sendable {
     }
 
     private let live = Mutex(Live())
+    /// Fired once the stream has ended or failed and its output is finalised.
+    let finished = AsyncSignal()
     /// The last thumbnail and when it was made: however many pages watch, at most one a second.
     private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)
 
@@ -96,6 +98,7 @@ final class ServedStream: Sendable {
             live.state = failure == nil ? .ended : .failed
             live.reason = failure?.description
         }
+        finished.fire()
     }
 
     /// A JPEG of the stream's output (stickers drawn), 320 pixels wide, at most one new one a second.

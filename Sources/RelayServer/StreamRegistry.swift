@@ -27,8 +27,20 @@ public final class StreamRegistry: Sendable {
         var streams: [String: ServedStream] = [:]
         var nextNumber = 1
         /// Stream keys nginx-rtmp reported a play for ("app/key"), so that a publish is let through
-        /// only once its relay is listening.
-        var plays: Set<String> = []
+        /// only once its relay is listening: fired on its play, replaced when the play ends.
+        var plays: [String: AsyncSignal] = [:]
+
+        mutating func play(_ key: String) -> AsyncSignal {
+            if let signal = plays[key] { return signal }
+            let signal = AsyncSignal()
+            plays[key] = signal
+            return signal
+        }
+
+        /// The key is no longer played; one still awaited stays, for the play that will fire it.
+        mutating func playEnded(_ key: String) {
+            if plays[key]?.hasFired == true { plays[key] = nil }
+        }
         /// Ids taken by streams being set up.
         var reserved: Set<String> = []
         var shuttingDown = false
@@ -177,7 +189,7 @@ public final class StreamRegistry: Sendable {
         stream.finish(failure: failure)
         let restart = state.withLock { state -> Bool in
             if state.streams[stream.id] === stream { state.streams[stream.id] = nil }
-            if case .rtmpPublish(let app, let key) = stream.origin { state.plays.remove("\(app)/\(key)") }
+            if case .rtmpPublish(let app, let key) = stream.origin { state.playEnded("\(app)/\(key)") }
             if case .srtListener = stream.origin { return !state.shuttingDown }
             return false
         }
@@ -365,15 +377,12 @@ public final class StreamRegistry: Sendable {
     /// Waits (up to 3 s) until a relay plays this key, so that nginx-rtmp gives it the publish
     /// from its first frame.
     private func waitForPlay(_ played: String) async {
-        for _ in 0..<150 {
-            if state.withLock({ $0.plays.contains(played) }) { break }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        await state.withLock { $0.play(played) }.wait(upTo: .seconds(3))
     }
 
     /// nginx-rtmp's `on_play`: notes that a relay (or anyone) plays this key.
     public func playStarted(application: String, key: String) {
-        _ = state.withLock { $0.plays.insert("\(application)/\(key)") }
+        state.withLock { $0.play("\(application)/\(key)") }.fire()
     }
 
     /// nginx-rtmp's `on_publish_done`: ends the stream of that publish, unless a grace period
@@ -381,7 +390,7 @@ public final class StreamRegistry: Sendable {
     public func publishEnded(application: String, key: String) {
         guard config.defaults.relay.inputGraceSeconds <= 0 else {
             // Its relay plays the key again, and says so, before a returning publish is let through.
-            _ = state.withLock { $0.plays.remove("\(application)/\(key)") }
+            state.withLock { $0.playEnded("\(application)/\(key)") }
             return
         }
         let origin = StreamOrigin.rtmpPublish(application: application, key: key)
@@ -414,9 +423,7 @@ public final class StreamRegistry: Sendable {
         }
         for stream in all { stream.session.requestStop() }
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, !all.allSatisfy(\.isFinished) {
-            do { try await Task.sleep(for: .milliseconds(50)) } catch { break }
-        }
+        for stream in all { await stream.finished.wait(upTo: deadline - .now) }
         events.finishAll()
     }
 }
