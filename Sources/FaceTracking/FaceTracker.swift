@@ -539,9 +539,9 @@ public final class FaceTracker {
         // is in view of it (row `leave_left`).
         let step = predicted.box.width * settings.refitDistance
         let change = settings.unexpectedChange
-        let resized = abs(region.box.width / predicted.box.width - 1) > change
+        let sizeChanged = abs(region.box.width / predicted.box.width - 1) > change
         let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
-            || resized || abs(region.angle - predicted.angle) > change
+            || sizeChanged || abs(region.angle - predicted.angle) > change
         let searched = unexpected || !face.isShown || face.edge != .inside
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
@@ -551,7 +551,7 @@ public final class FaceTracker {
         if !checked {
             // The confidence stands from the last check.
         } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
-                                        scales: drifted || resized) {
+                                        scales: drifted || sizeChanged) {
             face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
