@@ -2,7 +2,7 @@
 public enum StageDecision: Sendable {
     /// The frame goes out as decoded: no copy is made.
     case passThrough
-    /// The stage wants to draw: it gets a writable copy of the frame from a pool via `draw(on:)`.
+    /// The stage wants to draw: it gets the frame, writable, through `draw(on:)`.
     case draw
 }
 
@@ -14,7 +14,8 @@ public enum StageDecision: Sendable {
 public protocol FrameStage: AnyObject {
     /// Reads the decoded frame (read-only) and says whether it needs to draw on it.
     func analyse(_ frame: VideoFrame) -> StageDecision
-    /// Draws on a pooled, writable copy of the frame last passed to `analyse`.
+    /// Draws on the frame last passed to `analyse`, writable now: the decoded frame itself when the
+    /// relay holds it alone, else a pooled copy of it.
     func draw(on frame: VideoFrame)
     /// Running totals of a stage that tracks faces, readable from any thread; nil for other stages.
     var trackingFigures: TrackingFigures? { get }

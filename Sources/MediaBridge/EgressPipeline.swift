@@ -3,8 +3,9 @@ import Synchronization
 
 /// The output side: appsrcs fed by the relay, the encoder, the muxer and the sink.
 ///
-/// Built once the first decoded frame tells the size and rate. Frames the stage draws on are
-/// copied into buffers from a fixed-size pool, so the steady state allocates nothing per frame.
+/// Built once the first decoded frame tells the size and rate. A frame the stage draws on while the
+/// decoder still holds it is copied into a buffer from a fixed-size pool, so that even then the
+/// steady state allocates nothing per frame.
 ///
 /// `@unchecked Sendable` because of its C pointers, all `let`: the pipeline, its appsrcs and the
 /// buffer pool are GStreamer objects, whose calls used here (state changes, pushes, caps, pool
@@ -17,7 +18,7 @@ final class EgressPipeline: @unchecked Sendable {
     private let pool: UnsafeMutablePointer<GstBufferPool>
     let videoInfo: UnsafeMutablePointer<GstVideoInfo>
 
-    /// Allocated on first use (a relay that never draws never pays for them). At most this many
+    /// Allocated on first use (a relay that never draws on a shared frame never pays for them). At most this many
     /// drawn frames are in flight (appsrc queue plus encoder); a stage that gets
     /// ahead of the encoder waits for a buffer to come back.
     static let poolBuffers: guint = 12

@@ -10,7 +10,7 @@ extension MediaRelay {
         /// Frames that reached the relay but not the encoder (a live input outrunning the stage, an
         /// output reconnecting).
         public var framesDropped = 0
-        /// Thread CPU time spent in the Swift stage (analyse, copy, draw), all frames together.
+        /// Thread CPU time spent in the Swift stage (analyse, draw), all frames together.
         public var stageCPUNanoseconds: UInt64 = 0
         public var audioPacketsOut = 0
         public var outputReconnects = 0
@@ -23,12 +23,12 @@ extension MediaRelay {
         public var tracking: TrackingFigures?
         /// CPU nanoseconds of the relay's threads, by what they do (see `ThreadRole`).
         public var threadCPUNanoseconds: [ThreadRole: UInt64] = [:]
-        /// Frames the stage drew on (each a copy from the pool of drawn frames).
+        /// Frames the stage drew on.
         public var framesDrawn = 0
         /// Decoded frames the relay can hold at once: the ingest's queue and the encoder's input queue.
         public var frameQueueCapacity = 0
-        /// Drawn frames the relay can hold at once, in its pool.
-        public var drawnFramePoolCapacity = Int(EgressPipeline.poolBuffers)
+        /// Frames the relay can hold at once in its pool of outgoing copies.
+        public var framePoolCapacity = Int(EgressPipeline.poolBuffers)
 
         public init() {}
 
@@ -56,8 +56,8 @@ final class RelayCounters: Sendable {
     let timestampsRepaired = Atomic<Int>(0)
     let framesMissedAtStart = Atomic<Int>(0)
     let framesDrawn = Atomic<Int>(0)
-    /// Frames relayed without stickers because they could not be copied into a drawn frame.
-    let drawCopiesFailed = Atomic<Int>(0)
+    /// Frames relayed as decoded (without stickers) because they could not be copied into the pool.
+    let copiesFailed = Atomic<Int>(0)
     let stageCPU = Atomic<UInt64>(0)
     /// A high-water mark of the frames the ingest's appsink certainly dropped (see `snapshot`).
     private let framesDroppedByIngest = Atomic<Int>(0)

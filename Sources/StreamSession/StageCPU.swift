@@ -5,9 +5,9 @@ import MediaBridge
 /// - decode: the ingest's streaming threads (network input, demuxing, decoding, scaling) and the
 ///   decoder's own threads, which inherit their names.
 /// - track: face tracking, on the frame thread and on the detection thread.
-/// - composite: the rest of the Swift stage: mapping the frame, the copy into a pooled frame,
-///   sticker timelines, placement and blending.
-/// - relay: the rest of the frame and audio threads: pulling from the ingest, pushing to the egress.
+/// - composite: the rest of the Swift stage: sticker timelines, placement and blending.
+/// - relay: the rest of the frame and audio threads: pulling from the ingest, copying each frame
+///   into the egress's pool, pushing to the egress.
 /// - encode: x264 on the encoder's streaming thread and x264's own threads.
 /// - mux: the muxer, the sink (network or file) and the audio branch of the egress.
 /// Not in any stage: rtmp2src's and rtmp2sink's network loops (their threads cannot be told

@@ -87,12 +87,12 @@ public struct StreamStats: Codable, Sendable, Equatable {
     }
 
     public struct StickerOverhead: Codable, Sendable, Equatable {
-        /// Tracking plus compositing (the frame copy included), in % of one core.
+        /// Tracking plus compositing, in % of one core.
         public var percentOfCore: Double
         /// The same CPU over the stream's decode plus encode: 0.3 means stickers cost 30% of the
         /// transcode the relay needs anyway.
         public var ratioToTranscode: Double
-        /// The pool of drawn frames, which a stream that never draws does not allocate.
+        /// Frame memory the stickers add: none, as they draw on the copy that every frame gets.
         public var memoryMb: Double
 
         enum CodingKeys: String, CodingKey {
@@ -148,11 +148,12 @@ public struct StreamStats: Codable, Sendable, Equatable {
         let stickers = Double(spent.track + spent.composite)
         let transcode = Double(spent.decode + spent.encode)
         let frameBytes = Double(width * height * 3 / 2)
-        let drawnPool = counters.framesDrawn > 0 ? frameBytes * Double(counters.drawnFramePoolCapacity) : 0
+        // Stickers draw on the copy every frame gets anyway: they hold no frames of their own.
         stickerOverhead = StickerOverhead(percentOfCore: seconds > 0 ? stickers / 1e9 / seconds * 100 : 0,
                                           ratioToTranscode: transcode > 0 ? stickers / transcode : 0,
-                                          memoryMb: drawnPool / 1_048_576)
-        streamMemoryMb = (frameBytes * Double(counters.frameQueueCapacity) + drawnPool) / 1_048_576
+                                          memoryMb: 0)
+        let pool = counters.framesOut > 0 ? frameBytes * Double(counters.framePoolCapacity) : 0
+        streamMemoryMb = (frameBytes * Double(counters.frameQueueCapacity) + pool) / 1_048_576
     }
 
     public var logLine: String {

@@ -54,7 +54,7 @@ struct BaselineComparison {
         }
         text += row("  total", total(baseline), total(stickered))
         text += row("% of one core at \(formatted(fps, decimals: 0)) fps", total(baseline) * fps / 10, total(stickered) * fps / 10, decimals: 1)
-        text += row("drawn-frame pool, MB", baseline.stickerOverhead.memoryMb, stickered.stickerOverhead.memoryMb, decimals: 1)
+        text += row("stream frame memory, MB", baseline.streamMemoryMb, stickered.streamMemoryMb, decimals: 1)
         text += row("frames out", Double(baseline.framesOut), Double(stickered.framesOut), decimals: 0)
         let transcode = msPerFrame(stickered, "decode") + msPerFrame(stickered, "encode")
         text += "the sticker (tracking + compositing) costs \(formatted(stickered.stickerOverhead.percentOfCore, decimals: 1))% of one core "
