@@ -63,6 +63,9 @@ static inline void fr_unref(gpointer object) { if (object != NULL) gst_object_un
 static inline void fr_set_bool(GstElement *element, const char *name, gboolean value) {
     g_object_set(element, name, value, NULL);
 }
+static inline void fr_set_int(GstElement *element, const char *name, gint value) {
+    g_object_set(element, name, value, NULL);
+}
 static inline void fr_set_uint(GstElement *element, const char *name, guint value) {
     g_object_set(element, name, value, NULL);
 }

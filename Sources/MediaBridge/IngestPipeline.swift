@@ -58,7 +58,7 @@ final class IngestPipeline: Sendable {
         }
         pipelineReference = ElementPointer(pointer: pipeline)
         let linker = PadLinker(pipeline: pipeline, branches: branches, inputName: inputName, isLiveInput: input.isLive,
-                               logger: logger, streamsChanged: streamsChanged)
+                               decodeThreads: settings.decodeThreads, logger: logger, streamsChanged: streamsChanged)
         self.linker = linker
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .decode }
         if case .srtListener(let uri) = input, let source = fr_bin_find_by_factory(pipeline, "srtsrc") {
@@ -190,6 +190,8 @@ private final class PadLinker: Sendable {
     private let inputName: String
     /// A network input, timed by its sender rather than read from a file.
     private let isLiveInput: Bool
+    /// The decoder's `max-threads` (0: one per core).
+    private let decodeThreads: Int
     private let logger: Logger
     /// Told after every change to `state.streams`, once the lock is released.
     private let streamsChanged: @Sendable () -> Void
@@ -198,13 +200,14 @@ private final class PadLinker: Sendable {
     let framesArrived: AtomicCounterPointer
     private let state = Mutex(State())
 
-    init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, logger: Logger,
-         streamsChanged: @escaping @Sendable () -> Void) {
+    init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, decodeThreads: Int,
+         logger: Logger, streamsChanged: @escaping @Sendable () -> Void) {
         _ = gst_object_ref(pipeline)
         self.pipeline = ElementPointer(pointer: pipeline)
         self.branches = branches
         self.inputName = inputName
         self.isLiveInput = isLiveInput
+        self.decodeThreads = decodeThreads
         self.logger = logger
         self.streamsChanged = streamsChanged
         let counter = UnsafeMutablePointer<gint>.allocate(capacity: 1)
@@ -311,6 +314,7 @@ private final class PadLinker: Sendable {
         // system time per 600 frames). Decoding into libav's own pictures costs the same one copy,
         // into buffers from the decoder's pool, which come back once the relay has copied them.
         if fr_element_has_property(element, "direct-rendering") != 0 { fr_set_bool(element, "direct-rendering", 0) }
+        if fr_element_has_property(element, "max-threads") != 0 { fr_set_int(element, "max-threads", gint(clamping: decodeThreads)) }
         if let klass = gst_element_get_metadata(element, "klass"), String(cString: klass).contains("Demux") {
             connect(element) { userData in
                 fr_connect_pad_added(element, { _, pad, context in

@@ -93,6 +93,7 @@ public struct PipelineLibrary: Sendable {
         let keyframeFrames = max(1, Int((settings.keyframeIntervalSeconds * framesPerSecond).rounded()))
         var description = try template("egress.gst").filled([
             "x264_preset": settings.x264Preset,
+            "encode_threads": String(settings.encodeThreads),
             "bitrate_kbps": String(settings.bitrateKbps),
             "keyframe_frames": String(keyframeFrames),
             "sink": sink,

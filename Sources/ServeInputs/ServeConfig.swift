@@ -250,7 +250,7 @@ private struct ConfigReader {
 
     func defaults(_ node: Node) throws(ConfigError) -> ServeConfig.StreamDefaults {
         var defaults = ServeConfig.StreamDefaults()
-        let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "tracking", "input_timeout_s", "idle_timeout_s", "input_grace_s", "reconnect_max_delay_s", "stats_interval_s"])
+        let keys = try mapping(node, "defaults", keys: ["sticker", "encoder", "threads", "tracking", "input_timeout_s", "idle_timeout_s", "input_grace_s", "reconnect_max_delay_s", "stats_interval_s"])
         if let value = keys["sticker"] { defaults.sticker = try string(value, "defaults.sticker") }
         if let value = keys["input_timeout_s"] { defaults.relay.inputTimeoutSeconds = try integer(value, "defaults.input_timeout_s", in: 0...86_400) }
         if let value = keys["idle_timeout_s"] { defaults.relay.idleTimeoutSeconds = try integer(value, "defaults.idle_timeout_s", in: 0...86_400) }
@@ -269,6 +269,11 @@ private struct ConfigReader {
             if let value = settings["bitrate_kbps"] { defaults.relay.bitrateKbps = try integer(value, "defaults.encoder.bitrate_kbps", in: 50...100_000) }
             if let value = settings["keyframe_interval_s"] { defaults.relay.keyframeIntervalSeconds = try number(value, "defaults.encoder.keyframe_interval_s", in: 0.1...60) }
             if let value = settings["audio_bitrate_kbps"] { defaults.relay.audioBitrateKbps = try integer(value, "defaults.encoder.audio_bitrate_kbps", in: 8...512) }
+        }
+        if let threads = keys["threads"] {
+            let settings = try mapping(threads, "defaults.threads", keys: ["decode", "encode"])
+            if let value = settings["decode"] { defaults.relay.decodeThreads = try integer(value, "defaults.threads.decode", in: 0...64) }
+            if let value = settings["encode"] { defaults.relay.encodeThreads = try integer(value, "defaults.threads.encode", in: 0...64) }
         }
         if let tracking = keys["tracking"] {
             let settings = try mapping(tracking, "defaults.tracking", keys: ["max_faces", "detection_interval", "min_face_size", "smoothing", "expression_thresholds"])

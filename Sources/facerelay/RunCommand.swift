@@ -44,6 +44,12 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("keyframe-interval"), help: "Seconds between keyframes.")
     var keyframeInterval = 2.0
 
+    @Option(name: .customLong("decode-threads"), help: "Threads the video decoder may use (0: one per core).")
+    var decodeThreads = RelaySettings().decodeThreads
+
+    @Option(name: .customLong("encode-threads"), help: "Threads x264 may use (0: one per core).")
+    var encodeThreads = RelaySettings().encodeThreads
+
     @Option(name: .customLong("audio-bitrate"), help: "AAC bitrate in kbit/s, used only when the input's audio is not AAC.")
     var audioBitrate = 128
 
@@ -92,6 +98,8 @@ struct Run: ParsableCommand {
         }
         guard (50...100_000).contains(bitrate) else { throw ValidationError("--bitrate \(bitrate) is out of range: use 50...100000 kbit/s") }
         guard (8...512).contains(audioBitrate) else { throw ValidationError("--audio-bitrate \(audioBitrate) is out of range: use 8...512 kbit/s") }
+        guard (0...64).contains(decodeThreads) else { throw ValidationError("--decode-threads \(decodeThreads) is out of range: use 0 (one per core) to 64") }
+        guard (0...64).contains(encodeThreads) else { throw ValidationError("--encode-threads \(encodeThreads) is out of range: use 0 (one per core) to 64") }
         guard keyframeInterval > 0, keyframeInterval <= 60 else { throw ValidationError("--keyframe-interval must be in (0, 60] seconds") }
         guard statsInterval > 0 else { throw ValidationError("--stats-interval must be positive") }
         guard reconnectFor >= 0 else { throw ValidationError("--reconnect-for must be 0 (for ever) or positive") }
@@ -123,6 +131,8 @@ struct Run: ParsableCommand {
         settings.bitrateKbps = bitrate
         settings.keyframeIntervalSeconds = keyframeInterval
         settings.audioBitrateKbps = audioBitrate
+        settings.decodeThreads = decodeThreads
+        settings.encodeThreads = encodeThreads
         settings.inputTimeoutSeconds = inputTimeout
         settings.idleTimeoutSeconds = idleTimeout
         settings.inputGraceSeconds = inputGrace

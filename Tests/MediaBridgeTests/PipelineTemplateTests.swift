@@ -59,9 +59,11 @@ import Testing
         settings.x264Preset = "ultrafast"
         settings.bitrateKbps = 4000
         settings.keyframeIntervalSeconds = 1
+        settings.encodeThreads = 3
         let description = try PipelineLibrary(directory: Self.pipelines)
             .egressDescription(for: .file(path: "o.flv", container: .flv), framesPerSecond: 29.97, withAudio: false, live: false, settings: settings)
         #expect(description.contains("speed-preset=ultrafast") && description.contains("bitrate=4000") && description.contains("key-int-max=30"))
+        #expect(description.contains(" threads=3 "))
     }
 
     @Test func anExplicitFolderWithoutTemplatesIsAnError() {

@@ -12,6 +12,7 @@ import Testing
         let config = try ServeConfig.load(file: Self.shipped)
         #expect(config.http == .init(host: "127.0.0.1", port: 8190))
         #expect(config.defaults.relay.x264Preset == "veryfast")
+        #expect(config.defaults.relay.decodeThreads == 1 && config.defaults.relay.encodeThreads == 2)
         #expect(config.defaults.tracking.expressions.rules.first { $0.analyser.name == "smile" }?.threshold == 0.5)
         #expect(config.route(application: "live", key: "carol")?.upstream == "rtmp://live.example.com/app/carol")
         #expect(config.route(application: "live", key: "carol")?.sticker == "sunglasses")
@@ -37,6 +38,8 @@ import Testing
         ("htpp: 127.0.0.1:1", 1, "htpp", "unknown key"),
         ("http: localhost", 1, "http", "'localhost' is not ADDRESS:PORT"),
         ("defaults:\n  encoder:\n    x264_preset: turbo", 3, "defaults.encoder.x264_preset", "unknown preset 'turbo'"),
+        ("defaults:\n  threads:\n    encode: 99", 3, "defaults.threads.encode", "must be a whole number in 0...64"),
+        ("defaults:\n  threads:\n    audio: 1", 3, "defaults.threads.audio", "unknown key"),
         ("defaults:\n  tracking:\n    max_faces: 99", 3, "defaults.tracking.max_faces", "must be a whole number in 1...16"),
         ("defaults:\n  tracking:\n    expression_thresholds: { grin: 0.5 }", 3, "defaults.tracking.expression_thresholds.grin", "unknown expression"),
         ("rtmp:\n  applications:\n    live: { sticker: cat }", 3, "rtmp.applications.live", "has no route"),
