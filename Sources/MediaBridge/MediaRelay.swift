@@ -87,6 +87,27 @@ public final class MediaRelay: Sendable {
     /// Relays until the input ends, `requestStop()` is called or something fails; then finalises
     /// the output. Throws what failed, after the output has been finalised.
     public func run() throws(MediaError) {
+        do {
+            try relayUntilEnd()
+        } catch {
+            control.runEnded(failure: error)
+            throw error
+        }
+        control.runEnded(failure: nil)
+    }
+
+    /// Blocks until the relay is past its start: relaying, ended, or still starting at `deadline`.
+    /// A relay that failed while starting is waited for while it finalises its output, up to
+    /// `drainDeadline`. Returns why it failed, if it did within that time. Safe from any thread.
+    public func waitForStart(until deadline: ContinuousClock.Instant, drainingUntil drainDeadline: ContinuousClock.Instant) -> MediaError? {
+        _ = control.changes.wait(until: deadline) { control.outcome != nil || control.status.phase != .starting }
+        guard control.outcome != nil || control.status.phase == .draining else { return nil }
+        _ = control.changes.wait(until: drainDeadline) { control.outcome != nil }
+        guard case .failure(let error) = control.outcome else { return nil }
+        return error
+    }
+
+    private func relayUntilEnd() throws(MediaError) {
         ThreadCPUAccounting.shared.startSampling()
         try generations.ingest.start()
         let frameThread = try LoopThread(starting: "the relay's frame thread") { [videoPump, threadTag] in

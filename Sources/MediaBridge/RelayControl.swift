@@ -13,6 +13,8 @@ final class RelayControl: Sendable {
         var videoFinished = false
         var audioFinished = false
         var failure: MediaError?
+        /// Set once `MediaRelay.run` has returned: nil while it runs, then what it threw, if anything.
+        var outcome: Result<Void, MediaError>?
     }
 
     /// What the supervisor reads in one go to decide its next step.
@@ -69,19 +71,38 @@ final class RelayControl: Sendable {
         changes.notify()
     }
 
-    /// One change to the lifecycle, made and read in a single critical section.
+    /// One change to the lifecycle, made and read in a single critical section. A change of phase
+    /// notifies `changes` (`MediaRelay.waitForStart` waits on it).
     func withLifecycle<Result>(_ body: (inout RelayLifecycle) -> Result) -> Result {
-        state.withLock { body(&$0.lifecycle) }
+        let (result, phaseChanged) = state.withLock { state in
+            let phase = state.lifecycle.phase
+            let result = body(&state.lifecycle)
+            return (result, state.lifecycle.phase != phase)
+        }
+        if phaseChanged { changes.notify() }
+        return result
     }
+
+    /// The relay's `run` has returned, having thrown `failure` if anything.
+    func runEnded(failure: MediaError?) {
+        state.withLock { $0.outcome = failure.map { .failure($0) } ?? .success(()) }
+        changes.notify()
+    }
+
+    /// Nil while the relay runs; then what its `run` threw, if anything.
+    var outcome: Result<Void, MediaError>? { state.withLock { $0.outcome } }
 
     /// Puts the lifecycle in its draining phase once a stop was asked for or both pumps finished,
     /// and returns what the supervisor decides on, all in one critical section.
     func drainIfEnded(at now: ContinuousClock.Instant) -> Snapshot {
-        state.withLock { state in
+        let (snapshot, startedDraining) = state.withLock { state in
             let pumpsFinished = state.videoFinished && state.audioFinished
+            let phase = state.lifecycle.phase
             if state.stopRequested || pumpsFinished { state.lifecycle.drain(at: now) }
-            return Snapshot(lifecycle: state.lifecycle, pumpsFinished: pumpsFinished)
+            return (Snapshot(lifecycle: state.lifecycle, pumpsFinished: pumpsFinished), state.lifecycle.phase != phase)
         }
+        if startedDraining { changes.notify() }
+        return snapshot
     }
 
     /// Whether an input that ends now (or has ended) is awaited rather than ending the stream.

@@ -126,14 +126,9 @@ public final class StreamRegistry: Sendable {
             // A control client is told at once when its input cannot be read (refused, missing,
             // not media) rather than getting a stream id for a stream already gone.
             // A failing stream drains (finalising its output) before it has finished: wait for that too.
-            let deadline = ContinuousClock.now + .seconds(2), drainDeadline = deadline + .seconds(5)
-            while !served.isFinished {
-                let phase = session.status.phase
-                guard phase == .starting && ContinuousClock.now < deadline || phase == .draining && ContinuousClock.now < drainDeadline else { break }
-                usleep(20_000)
-            }
-            if served.isFinished, served.state == .failed {
-                throw ControlError(.startFailed, served.reason ?? "the stream failed at once")
+            let deadline = ContinuousClock.now + .seconds(2)
+            if let failure = session.waitForStart(until: deadline, drainingUntil: deadline + .seconds(5)) {
+                throw ControlError(.startFailed, failure.description)
             }
         }
         return id

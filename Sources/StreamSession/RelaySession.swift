@@ -47,6 +47,11 @@ public final class RelaySession: Sendable {
     /// The relay's counters now. Safe from any thread.
     public var counters: MediaRelay.Counters { relay.counters }
 
+    /// Blocks until the relay is past its start; why it failed, if it did (see `MediaRelay.waitForStart`).
+    public func waitForStart(until deadline: ContinuousClock.Instant, drainingUntil drainDeadline: ContinuousClock.Instant) -> MediaError? {
+        relay.waitForStart(until: deadline, drainingUntil: drainDeadline)
+    }
+
     /// The relay's phase and last output failure. Safe from any thread.
     public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { relay.status }
 
