@@ -74,6 +74,12 @@ public struct ServeConfig: Sendable {
             // frame as long as the publish lasts, and relays forever while the upstream comes back.
             relay.inputTimeoutSeconds = 30
             relay.reconnectGiveUpSeconds = nil
+            // A host running many streams gets its parallelism from the streams: one decoder and
+            // one x264 thread each keep 720p30 in real time, and every further thread holds more
+            // (2.0 MB a stream for x264's second thread, serve-capacity.sh), on top of the
+            // threads a large host would otherwise give every stream.
+            relay.decodeThreads = 1
+            relay.encodeThreads = 1
         }
     }
 

@@ -4,14 +4,14 @@ public struct RelaySettings: Sendable {
     public var bitrateKbps = 2500
     public var keyframeIntervalSeconds = 2.0
     public var audioBitrateKbps = 128
-    /// Threads the stream's video decoder may use; 0: as many as the machine has cores. One thread
-    /// decodes 1080p60 H.264 in real time on a desktop core, and each further one holds a decoding
-    /// context and its pictures (about 10 MB at 720p): a host running many streams gets its
-    /// parallelism from the streams.
-    public var decodeThreads = 1
+    /// Threads the stream's video decoder may use; 0: as many as the machine has cores, which suits
+    /// one stream (`run`). Each further thread holds a decoding context and its pictures (about
+    /// 10 MB at 720p). `serve` sets 1 (see `ServeConfig.StreamDefaults`).
+    public var decodeThreads = 0
     /// Threads x264 may use for the stream (slices of each frame, under zerolatency); 0: as many as
-    /// the machine has cores, which on a large host splits every frame into dozens of slices.
-    public var encodeThreads = 2
+    /// the machine has cores, which suits one stream and on a large host splits every frame into
+    /// dozens of slices. `serve` sets 1.
+    public var encodeThreads = 0
     /// How long to wait for the input to connect and deliver its first frame; 0 waits forever.
     public var inputTimeoutSeconds = 15
     /// Pace a file input at its own frame rate instead of as fast as the machine allows.

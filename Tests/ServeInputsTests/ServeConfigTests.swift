@@ -12,7 +12,7 @@ import Testing
         let config = try ServeConfig.load(file: Self.shipped)
         #expect(config.http == .init(host: "127.0.0.1", port: 8190))
         #expect(config.defaults.relay.x264Preset == "veryfast")
-        #expect(config.defaults.relay.decodeThreads == 1 && config.defaults.relay.encodeThreads == 2)
+        #expect(config.defaults.relay.decodeThreads == 1 && config.defaults.relay.encodeThreads == 1)
         #expect(config.defaults.tracking.expressions.rules.first { $0.analyser.name == "smile" }?.threshold == 0.5)
         #expect(config.route(application: "live", key: "carol")?.upstream == "rtmp://live.example.com/app/carol")
         #expect(config.route(application: "live", key: "carol")?.sticker == "sunglasses")
@@ -20,6 +20,16 @@ import Testing
         #expect(config.route(application: "live", key: "alice")?.sticker == "cat")
         #expect(config.route(application: "other", key: "alice") == nil)
         #expect(config.srtListeners.first?.stream == "studio")
+    }
+
+    /// `serve` bounds each stream to one decoder and one x264 thread unless told otherwise; a
+    /// single `run` takes one per core.
+    @Test func servedStreamsGetOneDecodeAndOneEncodeThreadUnlessSet() throws {
+        let unset = try ServeConfig.parse("defaults:\n  sticker: none", file: "f.yml")
+        #expect(unset.defaults.relay.decodeThreads == 1 && unset.defaults.relay.encodeThreads == 1)
+        #expect(RelaySettings().decodeThreads == 0 && RelaySettings().encodeThreads == 0)
+        let set = try ServeConfig.parse("defaults:\n  threads: { decode: 0, encode: 4 }", file: "f.yml")
+        #expect(set.defaults.relay.decodeThreads == 0 && set.defaults.relay.encodeThreads == 4)
     }
 
     @Test func aKeyTableWithoutTemplateRefusesOtherKeys() throws {
