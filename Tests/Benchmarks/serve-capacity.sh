@@ -28,11 +28,12 @@
 #    - cores: CPU seconds per wall second of the serve process (facerelay) or of the N pipelines.
 #      "others' cores": CPU busy on the machine in the window (/proc/stat) minus every process this
 #      script started (relays, publishers, players, nginx): load from elsewhere on the machine.
-# 2. Memory: a fresh serve's VmRSS (/proc/PID/status, median of 3 readings; RssAnon beside it)
-#    idle, then with 1, 2 and 3 streams, each added once the previous ones relay, after 8 s of
-#    settling. Marginal per stream = (RSS with 3 - RSS with 1) / 2: the first stream also pays for
-#    what is loaded once (GStreamer plugins, codec libraries). One gst-launch relay's RSS is shown
-#    for comparison.
+# 2. Memory: a fresh serve's VmRSS and RssAnon (/proc/PID/status, median of 3 readings) idle,
+#    then with 1, 2 and 3 streams, each added once the previous ones relay, after 8 s of settling.
+#    Marginal per stream = (with 3 - with 1) / 2: the first stream also pays for what is loaded
+#    once (GStreamer plugins, codec libraries). Beside it, in the same part, one plain gst-launch
+#    relay of the same input (RssAnon: its decoder, encoder and queues; libraries are shared
+#    between processes): a stream of serve is to hold at most 0.8 times that.
 # 3. Switch delay, in frames: one stream, recorded at the platform from its first frame (the
 #    recorder plays before the stream is published, and ends by itself after the stream does).
 #    serve_capacity.py switches it $SWITCHES (5) times, 1.5 s apart (none, STICKER, none, ...), on
@@ -50,6 +51,9 @@
 #    timestamp 0, no gaps), so its frame k is facerelay's k-th frame; the table says when not.
 #
 # Single runs vary with the shared machine's load ("others' cores" shows it); rerun to compare.
+# PARTS="memory" (any of capacity, memory, switch) runs only those parts. BEFORE=path/to/another
+# facerelay measures that build's memory too, in the same part (with BEFORE_PIPELINES as its
+# pipeline templates when given).
 # Logs and recordings are kept in the work folder with KEEP_WORK=1, and after a failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -166,7 +170,9 @@ rtmp:
       upstream: $platform/{key}
       sticker: $sticker
 YML
-  spawn "$1" "$facerelay" serve --config "$dir/facerelay.yml"
+  local templates=()
+  if [ -n "${serve_pipelines:-}" ]; then templates=(--pipelines "$serve_pipelines"); fi
+  spawn "$1" "${serve_build:-$facerelay}" serve --config "$dir/facerelay.yml" "${templates[@]}"
   serve_pid=$spawned
   wait_for 60 "facerelay serve ($work/log/$1.log)" eval '[ -S "$sock" ] && accepts "$http_port"'
 }
@@ -299,6 +305,8 @@ run_gst() { # N
 echo "serve capacity: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), facerelay $(git -C "$root" rev-parse --short HEAD), sticker $sticker"
 echo "  input: face_720p_close.mp4 looped live at $input_fps fps; window $seconds s after $warmup s of warm-up"
 echo "  keeps real time: every stream >= $(printf %.1f "$min_fps") fps at the platform, lag growth <= $lag_limit s (facerelay: frames_dropped grows <= 10)"
+parts=" ${PARTS:-capacity memory switch} "
+if [[ $parts == *" capacity "* ]]; then
 declare -A rows
 fr_best=0; gst_best=0; fr_ok_so_far=1; gst_ok_so_far=1
 n=1
@@ -322,39 +330,66 @@ for k in $(printf "%s\n" "${!rows[@]}" | sort -n); do echo "${rows[$k]}"; done
 echo "largest N in real time: facerelay serve $fr_best, gst-launch $gst_best"
 echo "  per stream:"
 cat "$work/details"
+fi
 
 # MARK: 2. memory
 
-rss_mb() { local pid=$1 i; for i in 1 2 3; do status_mb "$pid" VmRSS; sleep 1; done | median; }
-serve serve-memory
-memory_started=("$serve_pid")
-sleep 3
-rss[0]=$(rss_mb "$serve_pid"); anon[0]=$(status_mb "$serve_pid" RssAnon)
-for k in 1 2 3; do
-  publish "publish-memory-$k" "$ingest/mem$k"; memory_started+=("$spawned")
-  wait_for 40 "memory: $k streams relaying" relaying "$k"
+rss_mb() { local pid=$1 field=${2:-VmRSS} i; for i in 1 2 3; do status_mb "$pid" "$field"; sleep 1; done | median; }
+# memory_of LABEL BUILD [TEMPLATES]: a fresh serve of BUILD idle, then with 1, 2 and 3 streams;
+# prints its rows and sets marginal_anon.
+memory_of() {
+  local label=$1 k peak marginal started=() rss=() anon=()
+  serve_build=$2 serve_pipelines=${3:-} serve "serve-memory-$label"
+  started+=("$serve_pid")
+  sleep 3
+  rss[0]=$(rss_mb "$serve_pid"); anon[0]=$(rss_mb "$serve_pid" RssAnon)
+  for k in 1 2 3; do
+    publish "publish-memory-$label-$k" "$ingest/mem-$label-$k"; started+=("$spawned")
+    wait_for 40 "memory: $k streams relaying" relaying "$k"
+    sleep 8
+    rss[$k]=$(rss_mb "$serve_pid"); anon[$k]=$(rss_mb "$serve_pid" RssAnon)
+  done
+  peak=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$serve_pid/status")
+  stop 20 "${started[@]:1}"
+  stop 20 "$serve_pid"
+  echo "   $label ($2):"
+  printf "     idle      %7.1f MB               RssAnon %6.1f MB\n" "${rss[0]}" "${anon[0]}"
+  for k in 1 2 3; do
+    printf "     %d stream%-2s %7.1f MB  (%+6.1f MB)  RssAnon %6.1f MB  (%+6.1f MB)\n" "$k" "$([ "$k" -gt 1 ] && echo s)" "${rss[$k]}" \
+      "$(echo "${rss[$k]} - ${rss[$((k - 1))]}" | bc -l)" "${anon[$k]}" "$(echo "${anon[$k]} - ${anon[$((k - 1))]}" | bc -l)"
+  done
+  marginal=$(echo "(${rss[3]} - ${rss[1]}) / 2" | bc -l)
+  marginal_anon=$(echo "(${anon[3]} - ${anon[1]}) / 2" | bc -l)
+  printf "     peak (VmHWM) %.1f MB; marginal per stream (2nd and 3rd): VmRSS %.1f MB, RssAnon %.1f MB; first stream %.1f MB (one-time loading included)\n" \
+    "$peak" "$marginal" "$marginal_anon" "$(echo "${rss[1]} - ${rss[0]}" | bc -l)"
+}
+# The plain transcode of the same input, relaying on its own: its RssAnon after the same settling.
+gst_memory() {
+  local relay
+  gst_relay gst-memory "$plain/mem-gst" "$platform/mem-gst"; relay=$spawned
+  sleep 1
+  publish publish-gst-memory "$plain/mem-gst"
+  wait_for 40 "memory: the gst-launch relay's output" eval 'ffprobe -v error -rw_timeout 5000000 -show_entries stream=codec_type -of csv=p=0 "$platform/mem-gst" 2>/dev/null | grep -q video'
   sleep 8
-  rss[$k]=$(rss_mb "$serve_pid"); anon[$k]=$(status_mb "$serve_pid" RssAnon)
-done
-peak=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$serve_pid/status")
-stop 20 "${memory_started[@]:1}"
-stop 20 "$serve_pid"
-echo
-echo "2. memory of facerelay serve (VmRSS, median of 3 readings; sticker $sticker)"
-printf "   idle        %7.1f MB               (RssAnon %6.1f MB)\n" "${rss[0]}" "${anon[0]}"
-for k in 1 2 3; do
-  printf "   %d stream%-3s %7.1f MB  (%+6.1f MB)  (RssAnon %6.1f MB)\n" "$k" "$([ "$k" -gt 1 ] && echo s)" "${rss[$k]}" \
-    "$(echo "${rss[$k]} - ${rss[$((k - 1))]}" | bc -l)" "${anon[$k]}"
-done
-printf "   peak (VmHWM) %6.1f MB\n" "$peak"
-marginal=$(echo "(${rss[3]} - ${rss[1]}) / 2" | bc -l)
-printf "   marginal per stream (2nd and 3rd): %.1f MB (target <= 25 MB: %s); first stream %.1f MB (one-time loading included); (3 streams - idle) / 3 = %.1f MB\n" \
-  "$marginal" "$([ "$(echo "$marginal <= 25" | bc -l)" = 1 ] && echo met || echo missed)" \
-  "$(echo "${rss[1]} - ${rss[0]}" | bc -l)" "$(echo "(${rss[3]} - ${rss[0]}) / 3" | bc -l)"
-printf "   for comparison, one gst-launch-1.0 relay process (the N=1 run): VmRSS %.1f MB, RssAnon %.1f MB\n" "${gst_rss:-0}" "${gst_anon:-0}"
+  gst_rss=$(rss_mb "$relay"); gst_anon=$(rss_mb "$relay" RssAnon)
+  stop 20 "$spawned" "$relay"
+}
+if [[ $parts == *" memory "* ]]; then
+  echo
+  echo "2. memory (median of 3 readings; sticker $sticker)"
+  gst_memory
+  printf "   one plain gst-launch-1.0 relay of the same input: VmRSS %.1f MB, RssAnon %.1f MB\n" "$gst_rss" "$gst_anon"
+  memory_of facerelay "$facerelay"
+  printf "     a stream of serve against the plain relay's RssAnon: %.2fx (target <= 0.8)\n" "$(echo "$marginal_anon / $gst_anon" | bc -l)"
+  if [ -n "${BEFORE:-}" ]; then
+    memory_of before "$BEFORE" "${BEFORE_PIPELINES:-}"
+    printf "     a stream of serve against the plain relay's RssAnon: %.2fx\n" "$(echo "$marginal_anon / $gst_anon" | bc -l)"
+  fi
+fi
 
 # MARK: 3. switch delay
 
+if [[ $parts == *" switch "* ]]; then
 serve serve-switch
 switch_started=("$serve_pid")
 # The recorder plays before the stream exists, so it gets the stream from its first frame; it ends
@@ -380,5 +415,6 @@ final_out=$(sed -n 's/.*stream=switch .*stream ended frames_in=[0-9]* frames_out
 echo
 echo "3. switch delay, in frames, from the set-sticker reply to the first output frame with the new look"
 timeout 120 /usr/bin/python3 "$root/Tests/Benchmarks/serve_capacity.py" looks "$input" "$work/switch.flv" "$work/switches.jsonl" "$work/log/subscribe-switch.log" "${final_out:-0}"
+fi
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
