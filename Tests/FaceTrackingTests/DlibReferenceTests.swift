@@ -205,12 +205,14 @@ struct GaussianNoise {
     }
 
     mutating func add(to pixels: UnsafeMutablePointer<UInt8>, count: Int) {
+        func add(_ value: Float, at index: Int) {
+            pixels[index] = UInt8(max(0, min(255, (Float(pixels[index]) + value).rounded())))
+        }
         var i = 0
         while i < count {
             let radius = (-2 * logf(uniform())).squareRoot() * sigma, angle = 2 * Float.pi * uniform()
-            for (offset, value) in [(0, radius * cosf(angle)), (1, radius * sinf(angle))] where i + offset < count {
-                pixels[i + offset] = UInt8(max(0, min(255, (Float(pixels[i + offset]) + value).rounded())))
-            }
+            add(radius * cosf(angle), at: i)
+            if i + 1 < count { add(radius * sinf(angle), at: i + 1) }
             i += 2
         }
     }
