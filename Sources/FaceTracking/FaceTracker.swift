@@ -17,85 +17,6 @@ import FrameKit
 /// tests and facerelay-bench landmark-memory count them). What still allocates: a face's first
 /// pose (OpenCV's solvePnP) and the message of a vision failure.
 public final class FaceTracker {
-    /// What each setting trades is said beside it, and the benchmark rows that set it
-    /// (`Tests/Benchmarks/tracking-quality.sh`, one row per person and sequence; docs/tracking.md).
-    public struct Settings: Sendable {
-        /// Most faces followed at once: a group in one shot (the corpus's six-person photo) is
-        /// followed whole. Only faces present cost anything.
-        public var maximumFaces = 8
-        /// Frames between detections while all faces are found: a new face in a changing scene is
-        /// found within this many frames; each detection costs tens of milliseconds on its own thread.
-        public var detectionInterval = 30
-        /// Smallest face (the width of the detector's box), in pixels of the frame, detection must
-        /// find; sets the finest level of the detector's pyramid the fine scan looks at (larger is cheaper).
-        public var minimumFaceSize = 80
-        /// Frames a face that is not found is kept at its last place before it is dropped: a face
-        /// the fit misses for a frame or two (a hand passing, motion blur) keeps its id, at the cost
-        /// of a lost face's id lingering that long (rows `jumps`, `crossing`).
-        public var holdFrames = 6
-        /// Below this confidence a fit is not taken for a face: it is hidden and detection runs at once.
-        /// A new face, and one so hidden, is shown from the detector's own threshold (0.5) up.
-        /// Lower keeps a face turning away shown longer, on fits that lie off it (row `yaw`).
-        public var doubtfulConfidence: Float = 0.25
-        /// Fits in a row hidden for doubt before a face is dropped.
-        public var doubtfulFramesToDrop = 4
-        /// One Euro by default: on a still face under sigma-6 sensor noise, every person of the corpus
-        /// held the nose tip to 0.22 px of jitter at most, with 0.31 frames of lag at 2 px a frame and
-        /// less when faster (lowpass: up to 0.72 px; Tests/Benchmarks/noise_jitter.py, docs/tracking.md).
-        public var smoothing = Smoothing.oneeuro
-        public var expressions = ExpressionSettings()
-        /// Detect on the frame thread, so results depend only on the frames (single images, tests).
-        public var synchronousDetection = false
-
-        /// Frames between the detector's checks of a face that moves as expected (about 0.45 ms
-        /// each): more often costs CPU, less often shows a fit that slid off a face for longer
-        /// (rows `still`, CPU ms).
-        public var checkInterval = 3
-        /// How far a fit may land from where it was expected (in box widths, in relative size and in
-        /// radians) before the detector checks it at once: a face that jumps pulls the fit part of
-        /// the way, or stretches it, beyond the fit's noise and a moving head's change of speed
-        /// (rows `jumps`, `slide`; below the noise it checks on every frame of `webcam`).
-        public var unexpectedChange: Float = 0.02
-        /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
-        /// from the fit, before the face is fitted again from the detector's box: beyond the
-        /// detector's own step (8 pixels of its 80-pixel window), so its steps are not taken for jumps.
-        public var refitDistance: Float = 0.15
-        /// How far the fit's box may drift in size from the last size the detector scored a pyramid
-        /// step smaller and larger before a check looks at those two scales again. Each frame's fit
-        /// starts from a box drawn around the last, so only the detector tells when the size crept
-        /// (a 95 px face under sensor noise: DlibReferenceTests); below about half a step (6/5) the
-        /// other scales score no better, and looking costs two more scores (rows `still`,
-        /// `still_noise`, CPU ms).
-        public var sizeDrift: Float = 0.08
-        /// How far around a face the detector looks, in box widths, when a fit is unexpected, held
-        /// or at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).
-        public var searchReach: Float = 0.5
-        /// How long after a shown face was lost the watch for it lasts, unless it is back sooner:
-        /// the search where it was lost and frequent coarse scans (rows `leave_*`, `turn`).
-        public var lostWatchFrames = 90
-        /// Frames between searches around where faces were lost, on the frame thread (about 1.3 ms
-        /// each): a face coming back in is found within this many frames of being whole again.
-        public var lostSearchInterval = 3
-        /// Fewest frames between coarse scans while the watch lasts (a face lost may come back elsewhere).
-        public var watchDetectionInterval = 5
-        /// Pyramid levels the fine scan looks at: faces from the smallest wanted to 1.7 times that;
-        /// the coarse scan looks at every level above them (rows `small720`, `small1080`, `facecam`).
-        public var fineScanLevels = 3
-        /// Detection intervals after which the coarse scan runs even though the scene seems
-        /// unchanged and no face changed size: a new face right beside a followed one, where a
-        /// change is no news, is found within this many intervals.
-        public var coarseRescanCycles = 3
-        /// The same for the fine scan, which costs nearly twice as much.
-        public var fineRescanCycles = 10
-        /// Frames between looks at whether the scene changed since a scan.
-        public var sceneCheckInterval = 3
-        /// Frames short of a detection interval after which the fine scan may run again: its result
-        /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
-        public var fineScanLead = 3
-
-        public init() {}
-    }
-
     public let settings: Settings
     public private(set) var faces: ContiguousArray<TrackedFace> = []
     /// Called on the frame thread when an expression starts on a face.
@@ -617,28 +538,4 @@ public final class FaceTracker {
         guard last <= 0 || (size > last * 0.7 && size < last * 1.4) else { return false }
         return confirmedSize <= 0 || (size > confirmedSize * 0.6 && size < confirmedSize * 1.6)
     }
-}
-
-/// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
-struct LostFace {
-    var region: FitRegion
-    var firstLaterID: Int
-    /// Faces started here and dropped before they were shown, and the first frame the search may
-    /// look here again.
-    var unshownStarts = 0, nextSearch = 0
-
-    /// Puts the search here off after a face started here was dropped unshown: 2, 4, 8 then 16
-    /// search intervals.
-    mutating func putOff(from frame: Int, interval: Int) {
-        unshownStarts += 1
-        nextSearch = frame + interval << min(unshownStarts, 4)
-    }
-
-    /// Whether `face` is where the lost one was (its box overlaps by a fifth).
-    func isCovered(by face: TrackedFace) -> Bool { face.box.overlap(with: region.box) > 0.2 }
-
-    /// A face started since the loss and shown, where the lost one was; a face followed all along
-    /// (one that hid the lost one as they crossed) is not it, nor one started there that has not yet
-    /// scored as a detection (it may be dropped, and the face is still to be found).
-    func isFoundAgain(by face: TrackedFace) -> Bool { face.id >= firstLaterID && face.life.standing.wasShown && isCovered(by: face) }
 }
