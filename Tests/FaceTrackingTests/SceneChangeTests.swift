@@ -3,32 +3,54 @@ import CDlibReference
 import FrameKit
 import Testing
 
-/// What tells the tracker a new face may have come into view: a webcam's sensor noise must not
-/// (every check would start a whole-frame scan), a face coming in must.
+/// What tells the tracker a new face may have come into view: a webcam's sensor noise and gain must
+/// not (every check would start a whole-frame scan), a face coming in must.
 @Suite struct SceneChangeTests {
+    /// A corpus photo as a frame under sensor noise, measured as the coarse scan last saw it.
+    struct Still: ~Copyable {
+        let photo: FaceCorpus.Photo
+        let count: Int
+        let frame: UnsafeMutablePointer<UInt8>
+        var scene = SceneChange(maximumFaces: 8)
+
+        init(_ photo: FaceCorpus.Photo, noise: inout GaussianNoise) {
+            self.photo = photo
+            count = Int(photo.width) * Int(photo.height)
+            frame = .allocate(capacity: count)
+            show(gain: 1, noise: &noise)
+            scene.markScanned(.coarse, faces: [])
+        }
+
+        deinit { frame.deallocate() }
+
+        /// Measures the photo again, through the camera's `gain` (clipped at white, as a sensor
+        /// clips) and new noise, after `changing` the frame.
+        mutating func show(gain: Float, noise: inout GaussianNoise, changing: (UnsafeMutablePointer<UInt8>) -> Void = { _ in }) {
+            if gain == 1 {
+                frame.update(from: photo.pixels, count: count)
+            } else {
+                for i in 0..<count { frame[i] = UInt8(min(255, (Float(photo.pixels[i]) * gain).rounded())) }
+            }
+            changing(frame)
+            noise.add(to: frame, count: count)
+            scene.measure(Plane(base: frame, stride: Int(photo.width), width: Int(photo.width), height: Int(photo.height)))
+        }
+
+        func changed(outside faces: [FaceBox] = []) -> Bool { scene.changed(since: .coarse, outside: faces) }
+    }
+
     /// Every corpus photo as a still frame under Gaussian noise new on every frame: sigma 6 and 8,
     /// the noise of a dim webcam. With too few pixels sampled per block, the mean of some block of
     /// a 720p frame's 880 moves past the threshold on nearly every frame at sigma 6.
     @Test(arguments: [Float(6), 8])
     func sensorNoiseOnAStillSceneIsNoChange(sigma: Float) throws {
-        let corpus = try FaceCorpus.shared.get()
         var noise = GaussianNoise(sigma: sigma)
-        for photo in corpus.photos {
-            let count = Int(photo.width) * Int(photo.height)
-            let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
-            defer { frame.deallocate() }
-            let plane = Plane(base: frame, stride: Int(photo.width), width: Int(photo.width), height: Int(photo.height))
-            var scene = SceneChange(maximumFaces: 8)
-            frame.update(from: photo.pixels, count: count)
-            noise.add(to: frame, count: count)
-            scene.measure(plane)
-            scene.markScanned(.coarse, faces: [])
+        for photo in try FaceCorpus.shared.get().photos {
+            var still = Still(photo, noise: &noise)
             var changes = 0
             for _ in 0..<10 {
-                frame.update(from: photo.pixels, count: count)
-                noise.add(to: frame, count: count)
-                scene.measure(plane)
-                if scene.changed(since: .coarse, outside: []) { changes += 1 }
+                still.show(gain: 1, noise: &noise)
+                if still.changed() { changes += 1 }
             }
             #expect(changes == 0, "\(photo.name), sigma \(sigma): noise taken for a change on \(changes) of 10 frames")
         }
@@ -39,22 +61,11 @@ import Testing
     /// threshold.
     @Test(arguments: [Float(0.88), 1.12])
     func theCamerasGainMovingIsNoChange(gain: Float) throws {
-        let corpus = try FaceCorpus.shared.get()
         var noise = GaussianNoise(sigma: 6)
-        for photo in corpus.photos {
-            let count = Int(photo.width) * Int(photo.height)
-            let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
-            defer { frame.deallocate() }
-            let plane = Plane(base: frame, stride: Int(photo.width), width: Int(photo.width), height: Int(photo.height))
-            var scene = SceneChange(maximumFaces: 8)
-            frame.update(from: photo.pixels, count: count)
-            noise.add(to: frame, count: count)
-            scene.measure(plane)
-            scene.markScanned(.coarse, faces: [])
-            for i in 0..<count { frame[i] = UInt8(min(255, (Float(photo.pixels[i]) * gain).rounded())) }
-            noise.add(to: frame, count: count)
-            scene.measure(plane)
-            let changed = scene.changed(since: .coarse, outside: [])
+        for photo in try FaceCorpus.shared.get().photos {
+            var still = Still(photo, noise: &noise)
+            still.show(gain: gain, noise: &noise)
+            let changed = still.changed()
             #expect(!changed, "\(photo.name): a gain of \(gain) taken for a change")
         }
     }
@@ -68,29 +79,19 @@ import Testing
         var noise = GaussianNoise(sigma: 6)
         let side = 96
         for photo in corpus.photos where photo.name != visitor.name && photo.width >= 200 && photo.height >= 200 {
-            let count = Int(photo.width) * Int(photo.height)
-            let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
-            defer { frame.deallocate() }
-            let plane = Plane(base: frame, stride: Int(photo.width), width: Int(photo.width), height: Int(photo.height))
-            var scene = SceneChange(maximumFaces: 8)
-            frame.update(from: photo.pixels, count: count)
-            noise.add(to: frame, count: count)
-            scene.measure(plane)
-            scene.markScanned(.coarse, faces: [])
-            for i in 0..<count { frame[i] = UInt8(min(255, (Float(photo.pixels[i]) * 1.12).rounded())) }
+            var still = Still(photo, noise: &noise)
             // The astronaut's face, as dlib boxes it, scaled into the corner (nearest pixel).
-            for y in 0..<side {
-                for x in 0..<side {
-                    let sourceX = Int(face.x) + x * Int(face.width) / side, sourceY = Int(face.y) + y * Int(face.height) / side
-                    frame[(y + 8) * Int(photo.width) + x + 8] = visitor.pixels[sourceY * Int(visitor.width) + sourceX]
+            still.show(gain: 1.12, noise: &noise) { frame in
+                for y in 0..<side {
+                    for x in 0..<side {
+                        let sourceX = Int(face.x) + x * Int(face.width) / side, sourceY = Int(face.y) + y * Int(face.height) / side
+                        frame[(y + 8) * Int(photo.width) + x + 8] = visitor.pixels[sourceY * Int(visitor.width) + sourceX]
+                    }
                 }
             }
-            noise.add(to: frame, count: count)
-            scene.measure(plane)
-            let seen = scene.changed(since: .coarse, outside: [])
+            let seen = still.changed()
             #expect(seen, "\(photo.name): a face coming in went unseen")
-            let followed = FaceBox(x: 0, y: 0, width: Float(side + 16), height: Float(side + 16))
-            let news = scene.changed(since: .coarse, outside: [followed])
+            let news = still.changed(outside: [FaceBox(x: 0, y: 0, width: Float(side + 16), height: Float(side + 16))])
             #expect(!news, "\(photo.name): a followed face moving is no news")
         }
     }
