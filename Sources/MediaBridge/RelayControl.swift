@@ -1,9 +1,12 @@
 import Synchronization
 
 /// The run state a relay's threads share: its `RelayLifecycle`, whether a stop was asked for,
-/// which pumps have finished, and the first failure. Every change that a waiting thread may care
-/// about notifies `changes`; asking again for what is already so notifies nobody, so that the
-/// supervisor, which both waits on `changes` and repeats its checks, never wakes itself for nothing.
+/// which pumps have finished, the first failure and how `run` ended. Every change that a waiting
+/// thread may care about notifies `changes`; asking again for what is already so notifies nobody,
+/// so that the supervisor, which both waits on `changes` and repeats its checks, does not wake
+/// itself for nothing. A change of phase notifies too, for whoever waits for the start
+/// (`MediaRelay.waitForStart`): the supervisor then looks once more, at the few phase changes a
+/// stream has.
 final class RelayControl: Sendable {
     enum Pump { case video, audio }
 
