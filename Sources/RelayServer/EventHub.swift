@@ -39,10 +39,11 @@ public final class EventHub: Sendable {
             state.subscribers[state.nextID] = Subscriber(classes: classes, continuation: continuation)
             return state.nextID
         }
-        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return Subscription(id: id, events: stream)
     }
 
+    /// Ends a subscription. A subscriber whose stream has ended without it is dropped at the next
+    /// event it would get (`publish`), so the hub keeps no reference back to itself in the stream.
     public func unsubscribe(_ id: Int) {
         let subscriber = state.withLock { $0.subscribers.removeValue(forKey: id) }
         subscriber?.continuation.finish()
@@ -66,18 +67,24 @@ public final class EventHub: Sendable {
                     let notice: JSONValue = ["event": "missed", "count": .number(Double(subscriber.missed))]
                     if case .enqueued = subscriber.continuation.yield(notice) { subscriber.missed = 0 }
                 }
-                if subscriber.missed > 0 || !Self.enqueued(subscriber.continuation.yield(event)) {
+                if subscriber.missed > 0 {
                     subscriber.missed += 1
                     state.droppedTotal += 1
+                } else {
+                    switch subscriber.continuation.yield(event) {
+                    case .enqueued: break
+                    case .dropped:
+                        subscriber.missed += 1
+                        state.droppedTotal += 1
+                    case .terminated:
+                        state.subscribers[id] = nil
+                        continue
+                    @unknown default: break
+                    }
                 }
                 state.subscribers[id] = subscriber
             }
         }
-    }
-
-    private static func enqueued(_ result: AsyncStream<JSONValue>.Continuation.YieldResult) -> Bool {
-        if case .enqueued = result { return true }
-        return false
     }
 
     /// Ends every subscription (at shutdown).

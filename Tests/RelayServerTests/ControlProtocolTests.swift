@@ -120,4 +120,19 @@ import Testing
         hub.unsubscribe(other.id)
         #expect(hub.subscriberCount == 0)
     }
+
+    /// Without the drop a subscriber whose stream ended without `unsubscribe` (its reader cancelled)
+    /// would stay in the hub for good and count every later event of its classes as dropped.
+    @Test func aSubscriberWhoseStreamEndedIsDroppedAtTheNextEvent() async {
+        let hub = EventHub()
+        let kept = hub.subscribe(to: [.expression])
+        do { _ = hub.subscribe(to: [.expression]) }  // its stream is released unread: it terminates
+        #expect(hub.subscriberCount == 2)
+        hub.publish(.expression, ["event": "expression"])
+        #expect(hub.subscriberCount == 1 && hub.totals.dropped == 0)
+        var iterator = kept.events.makeAsyncIterator()
+        #expect(await iterator.next() == ["event": "expression"])
+        hub.unsubscribe(kept.id)
+        #expect(hub.subscriberCount == 0)
+    }
 }
