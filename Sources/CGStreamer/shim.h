@@ -280,6 +280,20 @@ static inline GstBuffer *fr_sample_take_buffer(GstSample *sample) {
     return gst_buffer_make_writable(buffer);
 }
 
+/// A sample's buffer, writable (its metadata copied, never its memory), with its PTS and DTS
+/// moved onto the running time: what another pipeline's appsrc, starting its own segment at zero,
+/// takes. (x264enc shifts its output segment by 1000 hours so that no DTS is negative.)
+static inline GstBuffer *fr_sample_take_buffer_in_running_time(GstSample *sample) {
+    GstBuffer *buffer = gst_buffer_make_writable(gst_buffer_ref(gst_sample_get_buffer(sample)));
+    GstSegment *segment = gst_sample_get_segment(sample);
+    if (segment == NULL || segment->format != GST_FORMAT_TIME) return buffer;
+    if (GST_BUFFER_PTS_IS_VALID(buffer))
+        GST_BUFFER_PTS(buffer) = gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+    if (GST_BUFFER_DTS_IS_VALID(buffer))
+        GST_BUFFER_DTS(buffer) = gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_DTS(buffer));
+    return buffer;
+}
+
 static inline void fr_buffer_set_timing(GstBuffer *buffer, GstClockTime pts, GstClockTime duration) {
     GST_BUFFER_PTS(buffer) = pts;
     GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
@@ -349,6 +363,18 @@ static inline GstFlowReturn fr_appsrc_push(GstElement *src, GstBuffer *buffer) {
 }
 static inline GstFlowReturn fr_appsrc_end_of_stream(GstElement *src) {
     return gst_app_src_end_of_stream(GST_APP_SRC(src));
+}
+/// Time queued in an appsrc (by its buffers' timestamps): how far an output lags behind.
+static inline guint64 fr_appsrc_queued_time(GstElement *src) {
+    return gst_app_src_get_current_level_time(GST_APP_SRC(src));
+}
+/// A buffer that decodes on its own: an output can start from it.
+static inline gboolean fr_buffer_is_keyframe(GstBuffer *buffer) {
+    return !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+}
+/// Asks the encoder upstream of `sink` for a keyframe (with its SPS and PPS) as soon as it can.
+static inline gboolean fr_request_keyframe(GstElement *sink) {
+    return gst_element_send_event(sink, gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0));
 }
 
 // MARK: bus

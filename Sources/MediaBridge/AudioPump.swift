@@ -2,11 +2,11 @@ import CGStreamer
 import Logging
 import StreamPlan
 
-/// The audio thread's work: moves AAC packets from the current input generation's appsink to the
-/// egress, rebased on the timeline the video set, so that audio keeps its offset to the video.
+/// The audio thread's work: moves AAC packets from the current input generation's appsink to
+/// every output, rebased on the timeline the video set, so that audio keeps its offset to the video.
 final class AudioPump: Sendable {
     /// How far the video may run ahead of the last audio packet before the input's audio counts
-    /// as stopped. Below the egress queue's 3 s, which a muxer waiting for audio would fill.
+    /// as stopped. Below an output queue's 3 s, which a muxer waiting for audio would fill.
     static let audioStoppedAfter: UInt64 = 2_000_000_000
 
     private struct Source {
@@ -16,11 +16,9 @@ final class AudioPump: Sendable {
 
     /// What the audio thread keeps from packet to packet.
     private struct Progress {
-        /// The egress and generation the audio caps were last set for.
-        var capsSetOn: (egress: ObjectIdentifier, generation: Int)?
         var lastAudioTime: UInt64 = 0
-        /// The egress whose audio was ended because the input's audio stopped.
-        var audioEndedOn: ObjectIdentifier?
+        /// The outputs a packet goes to, reused from packet to packet.
+        var targets: [OutputPipeline] = []
     }
 
     /// What happened when the pump looked for a generation's audio.
@@ -35,17 +33,17 @@ final class AudioPump: Sendable {
     private let input: InputEndpoint
     private let control: RelayControl
     private let generations: IngestGenerations
-    private let builder: EgressBuilder
+    private let outputs: RelayOutputs
     private let timeline: OutputTimeline
     private let counters: RelayCounters
     private let logger: Logger
 
-    init(input: InputEndpoint, control: RelayControl, generations: IngestGenerations, builder: EgressBuilder,
+    init(input: InputEndpoint, control: RelayControl, generations: IngestGenerations, outputs: RelayOutputs,
          timeline: OutputTimeline, counters: RelayCounters, logger: Logger) {
         self.input = input
         self.control = control
         self.generations = generations
-        self.builder = builder
+        self.outputs = outputs
         self.timeline = timeline
         self.counters = counters
         self.logger = logger
@@ -54,11 +52,12 @@ final class AudioPump: Sendable {
     /// Moves packets until the input ends (and is not awaited), its audio stops with its video, or a stop.
     func run() {
         defer {
-            builder.current?.endAudio()
+            outputs.endAudio(stopped: false)
             control.finished(.audio)
         }
         var source: Source?
         var progress = Progress()
+        progress.targets.reserveCapacity(16)
         while !control.stopRequested {
             let (ingest, generation) = generations.current
             if source?.generation != generation {
@@ -82,7 +81,7 @@ final class AudioPump: Sendable {
     /// Finds generation `generation`'s audio appsink and waits until its video has placed it on the timeline.
     private func attach(to ingest: IngestPipeline, generation: Int) -> Attachment {
         switch generations.waitForSink(\.audioSink, of: ingest, generation: generation, control: control,
-                                       videoStarted: { builder.streamInfo != nil }) {
+                                       videoStarted: { outputs.streamInfo != nil }) {
         case .found(let sink):
             // Audio is not pulled until this input's first video frame has fixed its place on the
             // timeline: the appsink holds it meanwhile, and packets from just before that frame
@@ -90,7 +89,7 @@ final class AudioPump: Sendable {
             _ = generations.changes.wait(until: nil) {
                 let placed = timeline.current
                 return control.stopRequested || generations.generation != generation
-                    || builder.streamInfo != nil && placed.origin != nil && placed.generation == generation
+                    || outputs.streamInfo != nil && placed.origin != nil && placed.generation == generation
             }
             return .source(Source(sink: sink, generation: generation))
         case .absent:
@@ -112,30 +111,25 @@ final class AudioPump: Sendable {
         // An audio stream can stop without an end (an MPEG-TS program that drops it): once
         // the video has ended, or gone on too far without it, the muxer must not wait for it.
         if control.videoFinished { return false }
-        if let egress = builder.current, egress.hasAudio, progress.audioEndedOn != ObjectIdentifier(egress),
-           timeline.latestVideo > progress.lastAudioTime + Self.audioStoppedAfter {
+        if outputs.streamInfo?.hasAudio == true, !outputs.audioStopped, timeline.latestVideo > progress.lastAudioTime + Self.audioStoppedAfter {
             logger.warning("the input's audio stopped at \(formatted(Double(progress.lastAudioTime) / 1e9, decimals: 2)) s while its video goes on; relaying the video alone", metadata: ["input": "\(input)"])
-            egress.endAudio()
-            progress.audioEndedOn = ObjectIdentifier(egress)
+            outputs.endAudio(stopped: true)
         }
         return true
     }
 
-    /// Sends one packet on, rebased on the shared timeline; drops it before the first video frame,
-    /// while the output reconnects, and once the output's audio was ended.
+    /// Sends one packet on, rebased on the shared timeline; drops it before the first video frame
+    /// and once the input's audio was given up; an output gets it once its video has started.
     private func forward(_ sample: OpaquePointer, from source: Source, progress: inout Progress) {
         let placed = timeline.current
-        guard let egress = builder.current, egress.hasAudio, progress.audioEndedOn != ObjectIdentifier(egress),
-              placed.generation == source.generation,
+        guard placed.generation == source.generation,
               let pts = placed.rebase(UInt64(fr_sample_running_time(sample))),
               let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer(sample) else { return }
-        if progress.capsSetOn?.egress != ObjectIdentifier(egress) || progress.capsSetOn?.generation != source.generation {
-            egress.setAudioCaps(caps)
-            progress.capsSetOn = (ObjectIdentifier(egress), source.generation)
-        }
         fr_buffer_set_timing(buffer, GstClockTime(pts), fr_buffer_duration(buffer))
         timeline.sentAudio(at: pts)
         progress.lastAudioTime = pts
-        if egress.pushAudio(buffer) { counters.audioPacketsOut.add(1, ordering: .relaxed) }
+        if outputs.send(audio: buffer, caps: caps, generation: source.generation, targets: &progress.targets) {
+            counters.audioPacketsOut.add(1, ordering: .relaxed)
+        }
     }
 }

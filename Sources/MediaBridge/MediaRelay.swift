@@ -3,12 +3,13 @@ import FrameKit
 import Logging
 import StreamPlan
 
-/// One relayed stream: ingest pipeline -> frame thread running the Swift stage -> egress pipeline,
-/// with audio carried beside it on the same timeline.
+/// One relayed stream: ingest pipeline -> frame thread running the Swift stage -> encoder, encoded
+/// once -> every output (RTMP, SRT, files), with audio carried beside it on the same timeline.
 ///
-/// Threads: `run()` supervises (`RelaySupervisor`: buses, time-outs, reconnects); a frame thread
-/// pulls decoded frames and runs the stage (`VideoPump`); an audio thread moves AAC packets
-/// (`AudioPump`). Each stops at end of input or on `requestStop()`, after which the egress gets
+/// Threads: `run()` supervises (`RelaySupervisor`: buses, time-outs, each output's reconnects); a
+/// frame thread pulls decoded frames and runs the stage (`VideoPump`); a packet thread hands each
+/// encoded frame to every output (`RelayOutputs`); an audio thread moves AAC packets
+/// (`AudioPump`). Each stops at end of input or on `requestStop()`, after which every output gets
 /// end-of-stream so that files are finalised.
 ///
 /// With an input grace period, a live input that ends is listened to again with a new ingest
@@ -20,7 +21,7 @@ import StreamPlan
 public final class MediaRelay: Sendable {
     private let control: RelayControl
     private let generations: IngestGenerations
-    private let builder: EgressBuilder
+    private let outputs: RelayOutputs
     private let counting: RelayCounters
     private let thumbnails: ThumbnailTap
     private let videoPump: VideoPump
@@ -30,7 +31,8 @@ public final class MediaRelay: Sendable {
     /// The prefix of this relay's thread names, by which its CPU time is told apart from other streams'.
     public let threadTag: ThreadTag
 
-    public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, library: PipelineLibrary,
+    /// `outputs`: where the stream goes, at least one; each is reconnected on its own.
+    public init(input: InputEndpoint, outputs endpoints: [OutputEndpoint], settings: RelaySettings, library: PipelineLibrary,
                 stage: FrameStage, logger: Logger) throws(MediaError) {
         try GStreamer.initialize()
         try GStreamer.checkRequiredElements()
@@ -42,27 +44,29 @@ public final class MediaRelay: Sendable {
         // broadcaster's listener takes our call again); a file that ends has ended.
         if case .file = input { policy.inputGrace = nil }
         let changes = try ChangeSignal(pollable: true)
-        control = RelayControl(lifecycle: RelayLifecycle(policy: policy, now: .now), changes: changes)
+        guard !endpoints.isEmpty else { throw MediaError(.output, "a stream needs at least one output") }
+        control = RelayControl(lifecycle: RelayLifecycle(policy: policy, now: .now, outputs: endpoints.count), changes: changes)
         generations = try IngestGenerations(input: input, settings: settings, library: library, threadTag: threadTag,
                                             changes: changes, logger: logger)
-        builder = try EgressBuilder(input: input, output: output, settings: settings, library: library, threadTag: threadTag, changes: changes)
+        outputs = try RelayOutputs(input: input, outputs: endpoints, settings: settings, library: library, threadTag: threadTag, changes: changes)
         let live = settings.isLive(input)
         counting = RelayCounters(live: live)
         thumbnails = try ThumbnailTap()
         let timeline = OutputTimeline(changes: changes)
         let describer = InputErrorDescriber(input: input, settings: settings)
-        videoPump = VideoPump(stage: stage, input: input, output: output, live: live, control: control, generations: generations,
-                              builder: builder, timeline: timeline, counters: counting, thumbnails: thumbnails,
+        videoPump = VideoPump(stage: stage, input: input, live: live, control: control, generations: generations,
+                              outputs: outputs, timeline: timeline, counters: counting, thumbnails: thumbnails,
                               describer: describer, logger: logger)
-        audioPump = AudioPump(input: input, control: control, generations: generations, builder: builder,
+        audioPump = AudioPump(input: input, control: control, generations: generations, outputs: outputs,
                               timeline: timeline, counters: counting, logger: logger)
-        supervisor = RelaySupervisor(input: input, output: output, control: control, generations: generations,
-                                     builder: builder, counters: counting, describer: describer, logger: logger)
+        supervisor = RelaySupervisor(input: input, control: control, generations: generations,
+                                     outputs: outputs, counters: counting, describer: describer, logger: logger)
     }
 
     public var counters: Counters {
         var counters = counting.snapshot(framesArrived: generations.framesArrived)
         counters.tracking = videoPump.trackingFigures
+        counters.outputs = outputs.statuses
         counters.threadCPUNanoseconds = ThreadCPUAccounting.shared.totals(for: threadTag)
         return counters
     }
@@ -75,13 +79,16 @@ public final class MediaRelay: Sendable {
         thumbnails.jpeg(width: width, timeoutSeconds: timeoutSeconds, info: streamInfo, logger: logger)
     }
 
+    /// Every output with its state and figures. Safe from any thread.
+    public var outputStatuses: [OutputStatus] { outputs.statuses }
+
     /// The phase and the last output failure. Safe from any thread.
     public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { control.status }
 
     /// Size, rate and audio of the stream, once the first frame has arrived.
-    public var streamInfo: StreamInfo? { builder.streamInfo }
+    public var streamInfo: StreamInfo? { outputs.streamInfo }
 
-    /// Ends the stream cleanly: the output gets end-of-stream and is finalised. Safe from any thread.
+    /// Ends the stream cleanly: every output gets end-of-stream and is finalised. Safe from any thread.
     public func requestStop() { control.requestStop() }
 
     /// Relays until the input ends, `requestStop()` is called or something fails; then finalises
@@ -125,9 +132,22 @@ public final class MediaRelay: Sendable {
             frameThread.join()
             throw error
         }
+        let packetThread: LoopThread
+        do {
+            packetThread = try LoopThread(starting: "the relay's packet thread") { [outputs, control, threadTag] in
+                nameCurrentThread(threadTag.name(.mux))
+                outputs.relayEncodedPackets(control: control)
+            }
+        } catch {
+            control.requestStop()
+            frameThread.join()
+            audioThread.join()
+            throw error
+        }
         defer {
             frameThread.join()
             audioThread.join()
+            packetThread.join()
         }
         try supervisor.run()
     }

@@ -58,7 +58,7 @@ public struct PipelineLibrary: Sendable {
     /// beyond this, a file waits.
     public static func videoQueueCapacity(live: Bool) -> Int { live ? 10 : 4 }
 
-    /// Raw frames the encoder's appsrc holds (`max-buffers` in egress.gst).
+    /// Raw frames the encoder's appsrc holds (`max-buffers` in encode.gst).
     public static let encoderQueueCapacity = 4
 
     /// The branch linked to the decoder's raw video pad, ending in the `video_out` appsink.
@@ -79,8 +79,21 @@ public struct PipelineLibrary: Sendable {
         ])
     }
 
-    /// The egress description: encoder, muxer and sink, with an audio branch when the input has audio.
-    public func egressDescription(for output: OutputEndpoint, framesPerSecond: Double, withAudio: Bool, live: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+    /// The encoder's description: raw frames in, H.264 access units out (encode.gst).
+    public func encoderDescription(framesPerSecond: Double, live: Bool, settings: RelaySettings) throws(PipelineTemplateError) -> String {
+        let keyframeFrames = max(1, Int((settings.keyframeIntervalSeconds * framesPerSecond).rounded()))
+        return try template("encode.gst").filled([
+            "x264_preset": settings.x264Preset,
+            "encode_threads": String(settings.encodeThreads),
+            "bitrate_kbps": String(settings.bitrateKbps),
+            "keyframe_frames": String(keyframeFrames),
+            "live": live ? "true" : "false",
+        ])
+    }
+
+    /// One output's description: encoded video (and audio) in, muxed and sent to `output`. A live
+    /// stream's outputs never hold the encoder back; a file relayed as fast as possible is (`block`).
+    public func outputDescription(for output: OutputEndpoint, withAudio: Bool, live: Bool) throws(PipelineTemplateError) -> String {
         let sink: String
         switch output {
         case .rtmp(let url):
@@ -90,17 +103,21 @@ public struct PipelineLibrary: Sendable {
         case .file(let path, let container):
             sink = try template("sink-\(container.rawValue).gst").filled(["location": PipelineTemplate.quoted(path)])
         }
-        let keyframeFrames = max(1, Int((settings.keyframeIntervalSeconds * framesPerSecond).rounded()))
-        var description = try template("egress.gst").filled([
-            "x264_preset": settings.x264Preset,
-            "encode_threads": String(settings.encodeThreads),
-            "bitrate_kbps": String(settings.bitrateKbps),
-            "keyframe_frames": String(keyframeFrames),
-            "sink": sink,
-            "live": live ? "true" : "false",
-        ])
-        if withAudio { description += " " + (try template("egress-audio.gst").filled(["live": live ? "true" : "false"])) }
+        let values = ["live": live ? "true" : "false", "block": live ? "false" : "true"]
+        var description = try template("output.gst").filled(values.merging(["sink": sink]) { $1 })
+        if withAudio { description += " " + (try template("output-audio.gst").filled(values)) }
         return description
+    }
+
+    /// The template files an output of `output` is made of, for errors that name them.
+    public func outputFiles(for output: OutputEndpoint) -> [String] {
+        let kind: String
+        switch output {
+        case .rtmp: kind = "rtmp"
+        case .srt: kind = "srt"
+        case .file(_, let container): kind = container.rawValue
+        }
+        return ["output.gst", "sink-\(kind).gst", "output-audio.gst"].map { directory + "/" + $0 }
     }
 }
 

@@ -7,8 +7,8 @@ extension MediaRelay {
         public var framesIn = 0
         /// Frames handed to the encoder.
         public var framesOut = 0
-        /// Frames that reached the relay but not the encoder (a live input outrunning the stage, an
-        /// output reconnecting).
+        /// Frames that reached the relay but not the encoder (a live input outrunning the stage).
+        /// What an output misses while it reconnects is its own `OutputStatus.framesMissed`.
         public var framesDropped = 0
         /// Thread CPU time spent in the Swift stage (analyse, draw), all frames together.
         public var stageCPUNanoseconds: UInt64 = 0
@@ -28,7 +28,9 @@ extension MediaRelay {
         /// Decoded frames the relay can hold at once: the ingest's queue and the encoder's input queue.
         public var frameQueueCapacity = 0
         /// Frames the relay can hold at once in its pool of outgoing copies.
-        public var framePoolCapacity = Int(EgressPipeline.poolBuffers)
+        public var framePoolCapacity = Int(EncoderPipeline.poolBuffers)
+        /// Each output's state and figures.
+        public var outputs: [OutputStatus] = []
 
         public init() {}
 

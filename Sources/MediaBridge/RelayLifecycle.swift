@@ -2,9 +2,14 @@
 /// supervisor tells it what happened and asks it what to do; the policies (start time-out, output
 /// retry backoff, giving up, drain time-out) are plain values, so they are tested without media.
 ///
-///     starting --first frame--> relaying --output failed--> reconnecting --output accepted--> relaying
-///        |                         |                            |  retry failed: wait twice as long, up to the cap
-///        +----- stop / input end --+------------> draining <----+  (gives up after `giveUpAfter`, if set)
+///     starting --first frame--> relaying --every output failed--> reconnecting --one accepted--> relaying
+///        |                         |                                   |
+///        +----- stop / input end --+------------> draining <-----------+
+///
+/// Each output of the stream has its own outage (`OutputOutage`): a failed output is rebuilt after
+/// a pause that doubles with every attempt that fails, up to a cap, while the other outputs go on;
+/// it is given up after `giveUpAfter`, if set. The stream is `reconnecting` only while nothing
+/// goes out at all.
 ///
 /// With an input grace period, a live input that ends is awaited instead of ending the stream:
 ///
@@ -52,14 +57,14 @@ public struct RelayLifecycle: Sendable {
     /// What the supervisor should do now.
     public enum Decision: Sendable, Equatable {
         case wait
-        /// Build the output again.
-        case retryOutput
-        /// The rebuilt output has run long enough: the upstream took the stream.
-        case outputAccepted
+        /// Build this output again.
+        case retryOutput(Int)
+        /// This rebuilt output has run long enough: its upstream took the stream.
+        case outputAccepted(Int)
         /// No first frame within the start time-out.
         case failNoInput
-        /// The output stayed unreachable past `giveUpAfter`.
-        case failOutputUnreachable
+        /// This output stayed unreachable past `giveUpAfter`.
+        case giveUpOutput(Int)
         /// The output did not finish within the drain time-out: close it anyway.
         case stopDraining
         /// Listen to the ended input again (a new connection to the same address).
@@ -68,54 +73,75 @@ public struct RelayLifecycle: Sendable {
         case endAwaitedInput
     }
 
+    /// One output's outage: from its failure until a rebuilt output has stayed up for `acceptedAfter`.
+    public struct OutputOutage: Sendable, Equatable {
+        public let started: ContinuousClock.Instant
+        public fileprivate(set) var lastError: String
+        fileprivate var retryDelay: Duration
+        fileprivate var nextRetry: ContinuousClock.Instant?
+        fileprivate var rebuiltAt: ContinuousClock.Instant?
+    }
+
     public let policy: Policy
     public private(set) var phase = Phase.starting
+    /// The last error of any output.
     public private(set) var lastOutputError: String?
+    /// The outputs the stream sends to, down or not.
+    public private(set) var outputCount: Int
+    /// The outputs that are down, by the relay's number for them.
+    public private(set) var outages: [Int: OutputOutage] = [:]
     private let started: ContinuousClock.Instant
-    private var outageStarted: ContinuousClock.Instant?
-    private var retryDelay: Duration
-    private var nextRetry: ContinuousClock.Instant?
-    private var rebuiltAt: ContinuousClock.Instant?
     private var drainStarted: ContinuousClock.Instant?
     /// When the input ended, while it is awaited.
     public private(set) var awaitingInputSince: ContinuousClock.Instant?
     private var nextInputAttempt: ContinuousClock.Instant?
 
-    public init(policy: Policy, now: ContinuousClock.Instant) {
+    public init(policy: Policy, now: ContinuousClock.Instant, outputs: Int = 1) {
         self.policy = policy
         started = now
-        retryDelay = policy.firstRetryDelay
+        outputCount = outputs
     }
 
     public mutating func firstFrame() {
         if phase == .starting { phase = .relaying }
     }
 
-    /// The output reported an error: wait, then rebuild it; a rebuilt output that fails again
+    /// Output `output` reported an error: wait, then rebuild it; a rebuilt output that fails again
     /// before being accepted doubles the wait.
-    public mutating func outputFailed(_ error: String, at now: ContinuousClock.Instant) {
+    public mutating func outputFailed(_ output: Int, _ error: String, at now: ContinuousClock.Instant) {
         guard phase != .draining else { return }
         lastOutputError = error
-        if outageStarted == nil {
-            outageStarted = now
-            retryDelay = policy.firstRetryDelay
-        } else {
-            retryDelay = min(retryDelay * 2, policy.maximumRetryDelay)
-        }
-        nextRetry = now + retryDelay
-        rebuiltAt = nil
-        phase = .reconnecting
+        var outage = outages[output] ?? OutputOutage(started: now, lastError: error, retryDelay: policy.firstRetryDelay / 2)
+        outage.lastError = error
+        outage.retryDelay = min(outage.retryDelay * 2, policy.maximumRetryDelay)
+        outage.nextRetry = now + outage.retryDelay
+        outage.rebuiltAt = nil
+        outages[output] = outage
+        if outages.count >= outputCount { phase = .reconnecting }
     }
 
-    /// The output was built again (not yet known to be accepted).
-    public mutating func outputRebuilt(at now: ContinuousClock.Instant) {
-        nextRetry = nil
-        rebuiltAt = now
+    /// Output `output` was built again (not yet known to be accepted).
+    public mutating func outputRebuilt(_ output: Int, at now: ContinuousClock.Instant) {
+        outages[output]?.nextRetry = nil
+        outages[output]?.rebuiltAt = now
     }
 
     /// The rebuild itself failed (the output could not even start): try again later.
-    public mutating func outputRebuildFailed(_ error: String, at now: ContinuousClock.Instant) {
-        outputFailed(error, at: now)
+    public mutating func outputRebuildFailed(_ output: Int, _ error: String, at now: ContinuousClock.Instant) {
+        outputFailed(output, error, at: now)
+    }
+
+    /// A new output joined the stream.
+    public mutating func outputAdded() {
+        outputCount += 1
+        if phase == .reconnecting { phase = awaitingInputSince == nil ? .relaying : .awaitingInput }
+    }
+
+    /// Output `output` left the stream (removed, or given up): its outage ends with it.
+    public mutating func outputRemoved(_ output: Int) {
+        outages[output] = nil
+        outputCount = max(0, outputCount - 1)
+        if phase == .reconnecting, outages.count < outputCount { phase = awaitingInputSince == nil ? .relaying : .awaitingInput }
     }
 
     /// The input ended or a stop was asked for: only the output's finishing is left.
@@ -132,17 +158,13 @@ public struct RelayLifecycle: Sendable {
             if now - awaitingInputSince > grace { return .endAwaitedInput }
             if let nextInputAttempt, now >= nextInputAttempt { return .restartInput }
         }
-        switch phase {
-        case .starting:
-            if let timeout = policy.startTimeout, now - started > timeout { return .failNoInput }
-        case .reconnecting:
-            if let rebuiltAt, now - rebuiltAt >= policy.acceptedAfter { return .outputAccepted }
-            if let nextRetry, now >= nextRetry {
-                if let giveUp = policy.giveUpAfter, let outageStarted, now - outageStarted > giveUp { return .failOutputUnreachable }
-                return .retryOutput
+        if phase == .starting, let timeout = policy.startTimeout, now - started > timeout { return .failNoInput }
+        for (output, outage) in outages.sorted(by: { $0.key < $1.key }) {
+            if let rebuiltAt = outage.rebuiltAt, now - rebuiltAt >= policy.acceptedAfter { return .outputAccepted(output) }
+            if let nextRetry = outage.nextRetry, now >= nextRetry {
+                if let giveUp = policy.giveUpAfter, now - outage.started > giveUp { return .giveUpOutput(output) }
+                return .retryOutput(output)
             }
-        case .relaying, .awaitingInput, .draining:
-            break
         }
         return .wait
     }
@@ -160,23 +182,15 @@ public struct RelayLifecycle: Sendable {
             if let awaitingInputSince, let grace = policy.inputGrace {
                 candidates += [awaitingInputSince + grace + tick, nextInputAttempt]
             }
-            switch phase {
-            case .starting:
-                candidates.append(policy.startTimeout.map { started + $0 + tick })
-            case .reconnecting:
-                candidates += [rebuiltAt.map { $0 + policy.acceptedAfter }, nextRetry]
-            case .relaying, .awaitingInput, .draining:
-                break
-            }
+            if phase == .starting { candidates.append(policy.startTimeout.map { started + $0 + tick }) }
+            for outage in outages.values { candidates += [outage.rebuiltAt.map { $0 + policy.acceptedAfter }, outage.nextRetry] }
         }
         return candidates.compactMap { $0 }.filter { $0 > now }.min()
     }
 
-    /// Call after `.outputAccepted`: the outage is over.
-    public mutating func outputAccepted() {
-        outageStarted = nil
-        rebuiltAt = nil
-        retryDelay = policy.firstRetryDelay
+    /// Call after `.outputAccepted(output)`: its outage is over.
+    public mutating func outputAccepted(_ output: Int) {
+        outages[output] = nil
         if phase == .reconnecting { phase = awaitingInputSince == nil ? .relaying : .awaitingInput }
     }
 
@@ -216,6 +230,6 @@ public struct RelayLifecycle: Sendable {
         return now - since
     }
 
-    /// How long the output has been down, if it is.
-    public func outage(at now: ContinuousClock.Instant) -> Duration? { outageStarted.map { now - $0 } }
+    /// How long output `output` has been down, if it is.
+    public func outage(of output: Int, at now: ContinuousClock.Instant) -> Duration? { outages[output].map { now - $0.started } }
 }

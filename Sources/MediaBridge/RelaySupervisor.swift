@@ -3,41 +3,38 @@ import Glibc
 import Logging
 import StreamPlan
 
-/// Watches a relay's two buses (the ingest's and the egress's) and carries out its lifecycle's
-/// decisions: input errors and ends, output failures and reconnects, the input grace period,
-/// time-outs and the drain. Between events it sleeps in poll(2) on both buses and on the relay's
-/// `ChangeSignal`, until the lifecycle's next deadline.
+/// Watches a relay's buses (the ingest's, the encoder's and each output's) and carries out its
+/// lifecycle's decisions: input errors and ends, output failures and reconnects (each output on its
+/// own), the input grace period, time-outs and the drain. Between events it sleeps in poll(2) on
+/// every bus and on the relay's `ChangeSignal`, until the lifecycle's next deadline.
 final class RelaySupervisor: Sendable {
     /// What the supervisor keeps from one wake-up to the next; only its own thread touches it.
     private struct Watch {
         /// The missing plugin that matters most so far (see `InputErrorDescriber.keeping`).
         var missingPlugin: MissingPlugin?
-        var egressFinished = false
     }
 
     private let input: InputEndpoint
-    private let output: OutputEndpoint
     private let control: RelayControl
     private let generations: IngestGenerations
-    private let builder: EgressBuilder
+    private let outputs: RelayOutputs
     private let counters: RelayCounters
     private let describer: InputErrorDescriber
     private let logger: Logger
 
-    init(input: InputEndpoint, output: OutputEndpoint, control: RelayControl, generations: IngestGenerations,
-         builder: EgressBuilder, counters: RelayCounters, describer: InputErrorDescriber, logger: Logger) {
+    init(input: InputEndpoint, control: RelayControl, generations: IngestGenerations,
+         outputs: RelayOutputs, counters: RelayCounters, describer: InputErrorDescriber, logger: Logger) {
         self.input = input
-        self.output = output
         self.control = control
         self.generations = generations
-        self.builder = builder
+        self.outputs = outputs
         self.counters = counters
         self.describer = describer
         self.logger = logger
     }
 
-    /// Supervises until both pumps have finished and the output is finalised (or would not finish
-    /// in time); then stops both pipelines. Throws what failed.
+    /// Supervises until both pumps have finished and every output is finalised (or would not finish
+    /// in time); then stops every pipeline. Throws what failed.
     func run() throws(MediaError) {
         var watch = Watch()
         while true {
@@ -46,28 +43,28 @@ final class RelaySupervisor: Sendable {
             let ingest = generations.ingest
             while let event = GStreamer.popBus(ingest.pipeline, timeoutNanoseconds: 0) { handle(ingestEvent: event, watch: &watch) }
             checkStreams(of: ingest, watch: &watch)
-            let egress = builder.current
-            if let egress {
-                // Only while it is the output: once given up, its last messages are not this output's.
-                while builder.current === egress, let event = GStreamer.popBus(egress.pipeline, timeoutNanoseconds: 0) {
-                    handle(egressEvent: event, of: egress, watch: &watch)
+            if let encoder = outputs.encoder {
+                while let event = GStreamer.popBus(encoder.pipeline, timeoutNanoseconds: 0) { handle(encoderEvent: event, watch: &watch) }
+            }
+            for (index, output) in outputs.running {
+                // Only while it is the output's pipeline: once taken down, its last messages are not the output's.
+                while outputs.isRunning(index, output), let event = GStreamer.popBus(output.pipeline, timeoutNanoseconds: 0) {
+                    handle(outputEvent: event, of: index, watch: &watch)
                 }
             }
             let now = ContinuousClock.now
             let snapshot = control.drainIfEnded(at: now)
-            if snapshot.pumpsFinished, builder.current == nil || watch.egressFinished { break }
+            if snapshot.pumpsFinished, outputs.allFinished { break }
             guard carryOut(snapshot.lifecycle.decide(at: now), snapshot: snapshot) else { break }
-            waitForEvent(ingest: generations.ingest, egress: builder.current,
-                  until: control.withLifecycle { $0.nextDeadline(after: now) })
+            waitForEvent(ingest: generations.ingest, until: control.withLifecycle { $0.nextDeadline(after: now) })
         }
         try finish()
     }
 
-    /// Sleeps until a message waits on either bus, a thread changed something, or `deadline`.
-    private func waitForEvent(ingest: IngestPipeline, egress: EgressPipeline?, until deadline: ContinuousClock.Instant?) {
-        var descriptors = [ingest.pipeline, egress?.pipeline].map { pipeline in
-            pollfd(fd: pipeline.map { fr_bus_pollfd($0) } ?? -1, events: Int16(POLLIN), revents: 0)
-        }
+    /// Sleeps until a message waits on a bus, a thread changed something, or `deadline`.
+    private func waitForEvent(ingest: IngestPipeline, until deadline: ContinuousClock.Instant?) {
+        let pipelines = [ingest.pipeline, outputs.encoder?.pipeline].compactMap { $0 } + outputs.running.map(\.pipeline.pipeline)
+        var descriptors = pipelines.map { pollfd(fd: fr_bus_pollfd($0), events: Int16(POLLIN), revents: 0) }
         descriptors.append(pollfd(fd: control.changes.descriptor ?? -1, events: Int16(POLLIN), revents: 0))
         // Rounded up, and a millisecond more: woken before its deadline, the supervisor would
         // find nothing to do and sleep again for nothing.
@@ -78,7 +75,7 @@ final class RelaySupervisor: Sendable {
     private func handle(ingestEvent event: GStreamer.BusEvent, watch: inout Watch) {
         switch event {
         case .error(let error):
-            let everStarted = builder.streamInfo != nil
+            let everStarted = outputs.streamInfo != nil
             if awaitInput(ended: error.summary, cleanly: false) { return }
             if everStarted, case .rtmp = input, error.domain == .resource {
                 // Once media has flowed, a read error of an RTMP pull (the idle time-out
@@ -129,27 +126,51 @@ final class RelaySupervisor: Sendable {
         return awaited
     }
 
-    private func handle(egressEvent event: GStreamer.BusEvent, of egress: EgressPipeline, watch: inout Watch) {
+    private func handle(encoderEvent event: GStreamer.BusEvent, watch: inout Watch) {
+        switch event {
+        case .error(let error):
+            control.fail(MediaError(.output, "the encoder failed: \(error.summary)"))
+        case .warning(let source, let text):
+            logger.warning("encoder: \(text)", metadata: ["element": "\(source)"])
+        case .missingPlugin(let missing):
+            control.fail(MediaError(.setup, "the encoder needs a GStreamer plugin that is missing: \(missing.description)"))
+        case .endOfStream:
+            break
+        }
+    }
+
+    private func handle(outputEvent event: GStreamer.BusEvent, of index: Int, watch: inout Watch) {
+        guard let output = outputs.endpoint(index) else { return }
         switch event {
         case .endOfStream:
-            watch.egressFinished = true
+            outputs.finished(index)
         case .error(let error):
             if output.isNetwork, !control.stopRequested {
-                // A dead upstream: stop feeding this egress (frames are dropped and counted
-                // meanwhile) and rebuild it after the lifecycle's pause.
+                // A dead upstream: this output misses frames (counted) until it is rebuilt after
+                // the lifecycle's pause; the encoder and the other outputs go on.
                 logger.warning("output failed, reconnecting", metadata: ["output": "\(output)", "error": "\(error.summary)"])
-                _ = builder.detach()
-                control.withLifecycle { $0.outputFailed(error.summary, at: .now) }
+                outputs.takeDown(index, error: error.summary)
+                control.withLifecycle { $0.outputFailed(index, error.summary, at: .now) }
                 ThreadCPUAccounting.shared.sampleNow()
-                fr_set_state(egress.pipeline, GST_STATE_NULL)
             } else {
-                control.fail(MediaError(.output, "output \(output) failed: \(error.summary)"))
-                watch.egressFinished = true
+                giveUp(index, MediaError(.output, "output \(output) failed: \(error.summary)"))
             }
         case .warning(let source, let text):
-            logger.warning("output: \(text)", metadata: ["element": "\(source)"])
+            logger.warning("output: \(text)", metadata: ["element": "\(source)", "output": "\(output)"])
         case .missingPlugin(let missing):
             control.fail(MediaError(.setup, "output needs a GStreamer plugin that is missing: \(missing.description)"))
+        }
+    }
+
+    /// Output `index` is given up: the stream goes on to its other outputs, and fails with
+    /// `error` when none is left.
+    private func giveUp(_ index: Int, _ error: MediaError) {
+        outputs.giveUp(index, error: error.description)
+        control.withLifecycle { $0.outputRemoved(index) }
+        if outputs.activeCount == 0 {
+            control.fail(error)
+        } else {
+            logger.error("\(error.description); the other outputs go on")
         }
     }
 
@@ -160,18 +181,20 @@ final class RelaySupervisor: Sendable {
         switch decision {
         case .wait:
             break
-        case .retryOutput:
-            retryOutput()
-        case .outputAccepted:
-            control.withLifecycle { $0.outputAccepted() }
+        case .retryOutput(let index):
+            retryOutput(index)
+        case .outputAccepted(let index):
+            control.withLifecycle { $0.outputAccepted(index) }
+            outputs.accepted(index)
             counters.outputReconnects.add(1, ordering: .relaxed)
-            logger.info("output reconnected", metadata: ["output": "\(output)"])
+            logger.info("output reconnected", metadata: ["output": "\(outputs.endpoint(index).map { "\($0)" } ?? "")"])
         case .failNoInput:
             let ingest = generations.ingest
             control.fail(describer.noMedia(ingest.snapshot, lastSRTRefusal: ingest.lastSRTRefusal))
-        case .failOutputUnreachable:
+        case .giveUpOutput(let index):
             let seconds = lifecycle.policy.giveUpAfter.map { "\($0.components.seconds) s" } ?? ""
-            control.fail(MediaError(.output, "output \(output) unreachable for \(seconds), giving up; last error: \(lifecycle.lastOutputError ?? "none")"))
+            let address = outputs.endpoint(index).map { "\($0)" } ?? ""
+            giveUp(index, MediaError(.output, "output \(address) unreachable for \(seconds), giving up; last error: \(lifecycle.outages[index]?.lastError ?? "none")"))
         case .restartInput:
             restartInput()
         case .endAwaitedInput:
@@ -180,26 +203,27 @@ final class RelaySupervisor: Sendable {
             control.requestStop()
         case .stopDraining:
             guard snapshot.pumpsFinished else { break }
-            logger.warning("output did not finish within \(lifecycle.policy.drainTimeout) of end-of-stream; closing it anyway", metadata: ["output": "\(output)"])
+            logger.warning("an output did not finish within \(lifecycle.policy.drainTimeout) of end-of-stream; closing it anyway",
+                           metadata: ["outputs": "\(outputs.statuses.filter { $0.state == .sending }.map(\.address).joined(separator: ", "))"])
             return false
         }
         return true
     }
 
-    private func retryOutput() {
+    private func retryOutput(_ index: Int) {
         do {
-            try builder.rebuild()
-            control.withLifecycle { $0.outputRebuilt(at: .now) }
+            try outputs.rebuild(index)
+            control.withLifecycle { $0.outputRebuilt(index, at: .now) }
         } catch {
-            logger.warning("output reconnect failed: \(error)", metadata: ["output": "\(output)"])
-            control.withLifecycle { $0.outputRebuildFailed(error.description, at: .now) }
+            logger.warning("output reconnect failed: \(error)", metadata: ["output": "\(outputs.endpoint(index).map { "\($0)" } ?? "")"])
+            control.withLifecycle { $0.outputRebuildFailed(index, error.description, at: .now) }
         }
     }
 
     /// Listens to the awaited input again, at the size the output was opened with.
     private func restartInput() {
         do {
-            try generations.restart(keeping: builder.streamInfo)
+            try generations.restart(keeping: outputs.streamInfo)
             control.withLifecycle { $0.inputRestarted() }
             logger.debug("listening to the input again", metadata: ["input": "\(input)"])
         } catch {
@@ -208,14 +232,14 @@ final class RelaySupervisor: Sendable {
         }
     }
 
-    /// Stops both pipelines and says how the stream ended.
+    /// Stops every pipeline and says how the stream ended.
     private func finish() throws(MediaError) {
         // The streaming threads end with their pipelines: what they spent since the last sample
         // is read first.
         ThreadCPUAccounting.shared.sampleNow()
         fr_set_state(generations.ingest.pipeline, GST_STATE_NULL)
-        if let egress = builder.detach() { fr_set_state(egress.pipeline, GST_STATE_NULL) }
+        outputs.stopAll()
         if let failure = control.failure { throw failure }
-        if builder.streamInfo == nil, !control.stopRequested { throw describer.endedWithoutVideo }
+        if outputs.streamInfo == nil, !control.stopRequested { throw describer.endedWithoutVideo }
     }
 }

@@ -4,8 +4,8 @@ import Logging
 import StreamPlan
 
 /// The frame thread's work: pulls decoded frames from the current input generation's appsink,
-/// runs the Swift stage on each and pushes it to the egress, on the output's timeline. The first
-/// frame builds the output; the first frame of an input that came back continues its timeline.
+/// runs the Swift stage on each and pushes it to the encoder, on the output's timeline. The first
+/// frame builds the encoder and the outputs; the first frame of an input that came back continues its timeline.
 ///
 /// `@unchecked Sendable` because of `stage`, which is not Sendable: only `run()` uses it, on the one
 /// frame thread `MediaRelay.run` starts, but for `trackingFigures`, which `FrameStage` makes
@@ -42,24 +42,22 @@ final class VideoPump: @unchecked Sendable {
     private let live: Bool
     private let control: RelayControl
     private let generations: IngestGenerations
-    private let builder: EgressBuilder
+    private let outputs: RelayOutputs
     private let timeline: OutputTimeline
     private let counters: RelayCounters
     private let thumbnails: ThumbnailTap
     private let describer: InputErrorDescriber
-    private let output: OutputEndpoint
     private let logger: Logger
 
-    init(stage: FrameStage, input: InputEndpoint, output: OutputEndpoint, live: Bool, control: RelayControl, generations: IngestGenerations,
-         builder: EgressBuilder, timeline: OutputTimeline, counters: RelayCounters, thumbnails: ThumbnailTap,
+    init(stage: FrameStage, input: InputEndpoint, live: Bool, control: RelayControl, generations: IngestGenerations,
+         outputs: RelayOutputs, timeline: OutputTimeline, counters: RelayCounters, thumbnails: ThumbnailTap,
          describer: InputErrorDescriber, logger: Logger) {
         self.stage = stage
         self.input = input
-        self.output = output
         self.live = live
         self.control = control
         self.generations = generations
-        self.builder = builder
+        self.outputs = outputs
         self.timeline = timeline
         self.counters = counters
         self.thumbnails = thumbnails
@@ -69,7 +67,7 @@ final class VideoPump: @unchecked Sendable {
 
     var trackingFigures: TrackingFigures? { stage.trackingFigures }
 
-    /// Relays frames until the input ends (and is not awaited) or a stop; then ends the egress's video.
+    /// Relays frames until the input ends (and is not awaited) or a stop; then ends the encoder's video.
     ///
     /// The ingest hands over its first frames without dropping any (see IngestPipeline): a live
     /// input catches up on them under back-pressure, then drops the oldest frames again (the
@@ -78,7 +76,7 @@ final class VideoPump: @unchecked Sendable {
     /// all the same. Each generation of the input starts so again.
     func run() {
         defer {
-            builder.current?.endVideo()
+            outputs.encoder?.endVideo()
             control.finished(.video)
         }
         let frames = Frames()
@@ -144,7 +142,7 @@ final class VideoPump: @unchecked Sendable {
         guard let placed = place(caps: caps, buffer: buffer, runningTime: runningTime, sink: sink, resumingInput: resumingInput) else { return }
         // A video frame stamped before the first one (start-up jitter of a live input) is kept,
         // clamped to the origin and then repaired; only audio is trimmed before the origin.
-        guard let egress = placed.egress, let rebased = placed.timeline.rebase(max(runningTime, placed.timeline.origin ?? runningTime)) else {
+        guard let encoder = placed.encoder, let rebased = placed.timeline.rebase(max(runningTime, placed.timeline.origin ?? runningTime)) else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
         }
@@ -154,43 +152,43 @@ final class VideoPump: @unchecked Sendable {
             logger.debug("input video timestamp went backwards; moved forward", metadata: ["by_ms": "\(Double(pts - rebased) / 1e6)"])
         }
         let duration = UInt64(fr_buffer_duration(buffer))
-        guard let outgoing = runStage(on: sample, egress: egress, frames: frames, pts: pts, duration: duration) else {
+        guard let outgoing = runStage(on: sample, encoder: encoder, frames: frames, pts: pts, duration: duration) else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
         }
         fr_buffer_set_timing(outgoing, GstClockTime(pts), GstClockTime(duration))
         thumbnails.offer(outgoing, caps: caps)
         timeline.sentVideo(at: pts)
-        if egress.pushVideo(outgoing) {
+        if encoder.pushVideo(outgoing) {
             counters.framesOut.add(1, ordering: .relaxed)
         } else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
         }
     }
 
-    /// Where a frame goes: the egress (nil while the output reconnects) and the timeline. The first
-    /// frame builds the output; the first of an input that came back continues the timeline; a frame
-    /// of another size or format ends the stream. Nil: the frame goes nowhere, the stream is failing.
+    /// Where a frame goes: the encoder and the timeline. The first frame builds the encoder and the
+    /// outputs; the first of an input that came back continues the timeline; a frame of another
+    /// size or format ends the stream. Nil: the frame goes nowhere, the stream is failing.
     private func place(caps: UnsafeMutablePointer<GstCaps>, buffer: UnsafeMutablePointer<GstBuffer>, runningTime: UInt64,
-                       sink: UnsafeMutablePointer<GstElement>, resumingInput: Int?) -> (egress: EgressPipeline?, timeline: SharedTimeline)? {
-        let (egress, knownCaps) = builder.currentWithCaps
+                       sink: UnsafeMutablePointer<GstElement>, resumingInput: Int?) -> (encoder: EncoderPipeline?, timeline: SharedTimeline)? {
+        let (encoder, knownCaps) = outputs.encoderWithCaps
         guard let knownCaps else {
             guard let started = startOutput(caps: caps, runningTime: runningTime, videoSink: sink) else { return nil }
             noteMissedStart(firstTimestamp: fr_buffer_pts(buffer), frameDuration: fr_buffer_duration(buffer))
             return (started, timeline.current)
         }
         if let generation = resumingInput {
-            return (egress, continueTimeline(at: runningTime, frameDuration: UInt64(fr_buffer_duration(buffer)), generation: generation))
+            return (encoder, continueTimeline(at: runningTime, frameDuration: UInt64(fr_buffer_duration(buffer)), generation: generation))
         }
         if knownCaps != caps, gst_caps_is_equal(knownCaps, caps) == 0, !Self.sameGeometry(knownCaps, caps) {
             control.fail(describer.formatChanged(to: GStreamer.takeString(fr_caps_string(caps)) ?? ""))
             return nil
         }
-        return (egress, timeline.current)
+        return (encoder, timeline.current)
     }
 
     /// The stage reads the frame and may draw; returns the buffer to send (a copy of the decoded
-    /// frame from the egress's pool, drawn on or not), or nil when the frame cannot be read.
+    /// frame from the encoder's pool, drawn on or not), or nil when the frame cannot be read.
     ///
     /// Every frame goes out as a pooled copy, not only the drawn ones: the appsink keeps the
     /// frame it handed out until the next pull, so the relay never holds a decoded frame alone.
@@ -198,26 +196,26 @@ final class VideoPump: @unchecked Sendable {
     /// decoder's pool then throws away rather than reuse: a fresh 1.4 MB mapping, faulted in, for
     /// every 720p frame. Copying into buffers that come back costs less (600 frames file to file:
     /// 4.15 s of CPU against 4.50, and against 4.00 for gst-launch-1.0's transcode).
-    private func runStage(on sample: OpaquePointer, egress: EgressPipeline, frames: Frames,
+    private func runStage(on sample: OpaquePointer, encoder: EncoderPipeline, frames: Frames,
                           pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
         guard let decoded = fr_sample_buffer(sample),
-              gst_video_frame_map(frames.mapped, egress.videoInfo, decoded, GST_MAP_READ) != 0 else { return nil }
+              gst_video_frame_map(frames.mapped, encoder.videoInfo, decoded, GST_MAP_READ) != 0 else { return nil }
         defer { gst_video_frame_unmap(frames.mapped) }
         // A live input's queue drops frames once full: the stage is told how full it is, so that
         // it can lighten its work first. A file's queue is meant to fill.
         stage.noteBacklog(queued: max(0, generations.framesArrived - counters.framesPulled.load(ordering: .relaxed)),
                           capacity: live ? counters.videoQueueCapacity : 0)
         let draws = measuringStage { stage.analyse(videoFrame(frames.mapped, pts: pts, duration: duration)) == .draw }
-        guard let pooled = egress.acquireFrameBuffer() else { return fr_sample_take_buffer(sample) }
-        return copy(into: pooled, frames: frames, egress: egress, drawing: draws, pts: pts, duration: duration)
+        guard let pooled = encoder.acquireFrameBuffer() else { return fr_sample_take_buffer(sample) }
+        return copy(into: pooled, frames: frames, encoder: encoder, drawing: draws, pts: pts, duration: duration)
             ?? fr_sample_take_buffer(sample)
     }
 
     /// Copies the mapped frame into `pooled` and, when `drawing`, has the stage draw on the copy.
     /// Nil, `pooled` released, when the copy cannot be made: the frame then goes out as decoded.
-    private func copy(into pooled: UnsafeMutablePointer<GstBuffer>, frames: Frames, egress: EgressPipeline,
+    private func copy(into pooled: UnsafeMutablePointer<GstBuffer>, frames: Frames, encoder: EncoderPipeline,
                       drawing: Bool, pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
-        guard gst_video_frame_map(frames.drawn, egress.videoInfo, pooled, GST_MAP_WRITE) != 0 else {
+        guard gst_video_frame_map(frames.drawn, encoder.videoInfo, pooled, GST_MAP_WRITE) != 0 else {
             fr_buffer_unref(pooled)
             return nil
         }
@@ -252,9 +250,10 @@ final class VideoPump: @unchecked Sendable {
         }
     }
 
-    /// The first frame decides the output: its caps, and whether an audio stream is there to carry.
-    private func startOutput(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64, videoSink: UnsafeMutablePointer<GstElement>) -> EgressPipeline? {
-        // Building the egress takes a moment (x264 start-up) while a live input keeps coming: hold
+    /// The first frame decides the encoder and the outputs: its caps, and whether an audio stream
+    /// is there to carry. An output that cannot start goes to the supervisor to be retried.
+    private func startOutput(caps: UnsafeMutablePointer<GstCaps>, runningTime: UInt64, videoSink: UnsafeMutablePointer<GstElement>) -> EncoderPipeline? {
+        // Building the encoder takes a moment (x264 start-up) while a live input keeps coming: hold
         // the frames (back-pressure) instead of letting the appsink drop them, then restore.
         let dropsFrames = fr_get_bool(videoSink, "drop")
         fr_set_bool(videoSink, "drop", 0)
@@ -262,18 +261,32 @@ final class VideoPump: @unchecked Sendable {
         let ingest = generations.ingest
         let withAudio = waitForAudioPad(of: ingest)
         do {
-            let info = try EgressBuilder.streamInfo(of: caps, withAudio: withAudio)
-            let egress = try builder.build(videoCaps: caps, info: info)
+            let info = try RelayOutputs.streamInfo(of: caps, withAudio: withAudio)
+            let (encoder, failed) = try outputs.build(videoCaps: caps, info: info)
             timeline.start(at: runningTime)
             control.withLifecycle { $0.firstFrame() }
+            for (index, error) in failed {
+                // A network output is retried like one that failed later; a file that cannot be
+                // written is given up. Both leave the other outputs running.
+                guard let endpoint = outputs.endpoint(index) else { continue }
+                if endpoint.isNetwork {
+                    logger.warning("output \(index) could not start, retrying: \(error)", metadata: ["output": "\(endpoint)"])
+                    outputs.takeDown(index, error: error.description)
+                    control.withLifecycle { $0.outputFailed(index, error.description, at: .now) }
+                } else {
+                    logger.error("output \(index) could not start, given up: \(error)", metadata: ["output": "\(endpoint)"])
+                    outputs.giveUp(index, error: error.description)
+                    control.withLifecycle { $0.outputRemoved(index) }
+                }
+            }
             ingest.lockVideoSize(width: info.width, height: info.height)
             if !withAudio { ingest.refuseAudio() }
             logger.info("relaying", metadata: [
-                "input": "\(input)", "output": "\(output)",
+                "input": "\(input)", "outputs": "\(outputs.statuses.map(\.address).joined(separator: ", "))",
                 "video": "\(info.width)x\(info.height) @ \(formatted(info.framesPerSecond, decimals: 2)) fps",
                 "audio": "\(withAudio ? (ingest.snapshot.audioIsPassThrough ? "AAC kept as is" : "encoded to AAC") : "none")",
             ])
-            return egress
+            return encoder
         } catch {
             control.fail(error)
             return nil
@@ -289,7 +302,7 @@ final class VideoPump: @unchecked Sendable {
             return streams.allPadsKnown || streams.audioSink != nil || control.stopRequested
         }
         let withAudio = ingest.snapshot.audioSink != nil
-        logger.debug("egress start: waited for the audio pad", metadata: ["seconds": "\(ContinuousClock.now - started)", "audio": "\(withAudio)"])
+        logger.debug("encoder start: waited for the audio pad", metadata: ["seconds": "\(ContinuousClock.now - started)", "audio": "\(withAudio)"])
         return withAudio
     }
 
@@ -313,7 +326,7 @@ final class VideoPump: @unchecked Sendable {
         let away = control.withLifecycle { $0.inputResumed(at: .now) } ?? .zero
         let resumed = timeline.resume(at: runningTime, frameDuration: frameDuration, generation: generation)
         logger.info("input back after \(formatted(away.inSeconds, decimals: 1)) s; continuing the same output", metadata: [
-            "input": "\(input)", "output": "\(output)", "at_s": "\(formatted(Double(resumed.rebase(runningTime) ?? 0) / 1e9, decimals: 2))",
+            "input": "\(input)", "at_s": "\(formatted(Double(resumed.rebase(runningTime) ?? 0) / 1e9, decimals: 2))",
         ])
         return resumed
     }

@@ -63,8 +63,8 @@ public struct ControlProtocol: Sendable {
             }
             return ["loaded": .array(report.loaded.map(JSONValue.string)),
                     "failed": .array(report.failed.map { ["name": .string($0.name), "message": .string($0.message)] })]
-        case .start(let input, let output, let sticker, let stream):
-            let id = try registry.start(input: input, output: output, sticker: sticker, stream: stream)
+        case .start(let input, let outputs, let sticker, let stream):
+            let id = try registry.start(input: input, outputs: outputs, sticker: sticker, stream: stream)
             return ["stream": .string(id)]
         case .stop(let id):
             try registry.stop(id)

@@ -28,7 +28,7 @@ final class ServedStream: Sendable {
 
     let id: String
     let input: InputEndpoint
-    let output: OutputEndpoint
+    let outputs: [OutputEndpoint]
     let origin: StreamOrigin
     let stage: FaceTrackingStage
     let session: RelaySession
@@ -49,10 +49,10 @@ final class ServedStream: Sendable {
     /// The last thumbnail and when it was made: however many pages watch, at most one a second.
     private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)
 
-    init(id: String, input: InputEndpoint, output: OutputEndpoint, origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
+    init(id: String, input: InputEndpoint, outputs: [OutputEndpoint], origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
         self.id = id
         self.input = input
-        self.output = output
+        self.outputs = outputs
         self.origin = origin
         self.stage = stage
         self.session = session
@@ -110,14 +110,16 @@ final class ServedStream: Sendable {
         return jpeg
     }
 
-    /// The `streams` entry: the output is masked, as everywhere.
+    /// The `streams` entry: every address is masked, as everywhere. `output` is the first output's,
+    /// `outputs` lists each with its state and figures.
     func summary() -> JSONValue {
         let counters = session.counters
         let (state, reason, fps) = live.withLock { ($0.state, $0.reason, $0.fps) }
         var entry: [String: JSONValue] = [
             "stream": .string(id),
             "input": .string(input.description),
-            "output": .string(output.description),
+            "output": .string(outputs[0].description),
+            "outputs": .array(session.outputs.map(Self.summary(of:))),
             "sticker": .string(stage.lookNow),
             "state": .string(state.rawValue),
             "uptime_s": .rounded((ContinuousClock.now - started).inSeconds, 1),
@@ -128,6 +130,21 @@ final class ServedStream: Sendable {
             "frames_dropped": .number(Double(counters.framesDropped)),
         ]
         if let reason { entry["reason"] = .string(reason) }
+        return .object(entry)
+    }
+
+    static func summary(of output: MediaRelay.OutputStatus) -> JSONValue {
+        var entry: [String: JSONValue] = [
+            "index": .number(Double(output.index)),
+            "address": .string(output.address),
+            "state": .string(output.state.rawValue),
+            "bytes_sent": .number(Double(output.bytesSent)),
+            "frames_sent": .number(Double(output.framesSent)),
+            "frames_missed": .number(Double(output.framesMissed)),
+            "reconnects": .number(Double(output.reconnects)),
+            "connected_s": .rounded(output.connectedSeconds, 1),
+        ]
+        if let error = output.lastError { entry["last_error"] = .string(error) }
         return .object(entry)
     }
 }

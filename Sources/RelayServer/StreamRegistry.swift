@@ -60,20 +60,33 @@ public final class StreamRegistry: Sendable {
 
     // MARK: starting and stopping
 
-    /// Starts a stream; returns its id. `stream` names it (default: the ingest key, or stream-N).
+    /// Starts a stream sent to each of `outputTexts` (one encode); returns its id. `stream` names
+    /// it (default: the ingest key, or stream-N).
     @discardableResult
-    public func start(input inputText: String, output outputText: String, sticker: String?, stream: String?,
+    public func start(input inputText: String, outputs outputTexts: [String], sticker: String?, stream: String?,
                       origin: StreamOrigin = .control) throws(ControlError) -> String {
-        let input: InputEndpoint, output: OutputEndpoint
+        let input: InputEndpoint
+        var outputs: [OutputEndpoint] = []
         do {
             input = try InputEndpoint(parsing: inputText)
         } catch {
             throw ControlError(.badInput, error.description)
         }
-        do {
-            output = try OutputEndpoint(parsing: outputText)
-        } catch {
-            throw ControlError(.badOutput, error.description)
+        guard !outputTexts.isEmpty else { throw ControlError(.badOutput, "a stream needs at least one output") }
+        for text in outputTexts {
+            do {
+                let output = try OutputEndpoint(parsing: text)
+                guard !outputs.contains(output) else {
+                    throw ControlError(.badOutput, "output \(output) is given twice: each output gets the stream once")
+                }
+                outputs.append(output)
+            } catch let error as EndpointError {
+                throw ControlError(.badOutput, error.description)
+            } catch let error as ControlError {
+                throw error
+            } catch {
+                throw ControlError(.badOutput, "\(error)")
+            }
         }
         if let stream, !StickerCatalog.isPlainName(stream) {
             throw ControlError(.badArgument, "stream name '\(stream)' must be 1-64 letters, digits, '-', '_' or '.'")
@@ -100,19 +113,19 @@ public final class StreamRegistry: Sendable {
         if case .srtListener = origin { settings.inputTimeoutSeconds = 0 }
         let session: RelaySession
         do {
-            session = try RelaySession(options: .init(input: input, output: output, settings: settings,
+            session = try RelaySession(options: .init(input: input, outputs: outputs, settings: settings,
                                                       statsInterval: config.defaults.statsIntervalSeconds, statsJSONPath: nil),
                                        library: library, stage: stage, logger: streamLogger)
         } catch {
             release(id)
             throw ControlError(.startFailed, error.description)
         }
-        let served = ServedStream(id: id, input: input, output: output, origin: origin, stage: stage, session: session)
+        let served = ServedStream(id: id, input: input, outputs: outputs, origin: origin, stage: stage, session: session)
         state.withLock { state in
             state.reserved.remove(id)
             state.streams[id] = served
         }
-        streamLogger.info("stream started", metadata: ["input": "\(input)", "output": "\(output)", "sticker": "\(look.name)"])
+        streamLogger.info("stream started", metadata: ["input": "\(input)", "outputs": "\(outputs.map(\.description).joined(separator: ", "))", "sticker": "\(look.name)"])
         _ = LoopThread(detached: true) { [self, streamLogger] in
             var failure: MediaError?
             do throws(MediaError) {
@@ -353,7 +366,7 @@ public final class StreamRegistry: Sendable {
         let input = "\(config.rtmpIngest)/\(application)/\(key)"
         let started = await offload { [self] in
             Result { () throws(ControlError) in
-                try start(input: input, output: route.upstream, sticker: route.sticker, stream: nil,
+                try start(input: input, outputs: route.upstreams, sticker: route.sticker, stream: nil,
                           origin: origin)
             }
         }
@@ -401,7 +414,7 @@ public final class StreamRegistry: Sendable {
     private func startSRTListener(_ index: Int) {
         let listener = config.srtListeners[index]
         do {
-            try start(input: listener.listen, output: listener.upstream, sticker: listener.sticker, stream: listener.stream,
+            try start(input: listener.listen, outputs: listener.upstreams, sticker: listener.sticker, stream: listener.stream,
                       origin: .srtListener(index: index))
         } catch {
             logger.error("SRT listener \(listener.stream) cannot start: \(error.message)")

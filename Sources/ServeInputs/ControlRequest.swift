@@ -18,7 +18,7 @@ public struct ControlRequest: Sendable, Equatable {
         case streams
         case stickers
         case reloadStickers
-        case start(input: String, output: String, sticker: String?, stream: String?)
+        case start(input: String, outputs: [String], sticker: String?, stream: String?)
         case stop(stream: String)
         case setSticker(stream: String, sticker: String)
         case stats(stream: String?)
@@ -72,7 +72,7 @@ public struct ControlRequest: Sendable, Equatable {
         case "stickers": return .stickers
         case "reload-stickers": return .reloadStickers
         case "start":
-            return .start(input: try arguments.string("input"), output: try arguments.string("output"),
+            return .start(input: try arguments.string("input"), outputs: try arguments.outputs(),
                           sticker: try arguments.optionalString("sticker"), stream: try arguments.optionalString("stream"))
         case "stop": return .stop(stream: try arguments.string("stream"))
         case "set-sticker": return .setSticker(stream: try arguments.string("stream"), sticker: try arguments.string("sticker"))
@@ -120,6 +120,28 @@ private struct Arguments {
     func optionalString(_ name: String) throws(ControlError) -> String? {
         guard let value = fields[name], value != .null else { return nil }
         return try string(name)
+    }
+
+    /// `"output": URL` or `"outputs": [URL, ...]`, not both.
+    func outputs() throws(ControlError) -> [String] {
+        switch (fields["output"], fields["outputs"]) {
+        case (nil, nil):
+            throw ControlError(.missingArgument, "\(command) needs \"output\" (one address) or \"outputs\" (a list)")
+        case (_?, nil):
+            return [try string("output")]
+        case (nil, let value?):
+            guard case .array(let items) = value, !items.isEmpty else {
+                throw ControlError(.badArgument, "\"outputs\" of \(command) must be a non-empty list of addresses, not \(value.kind)")
+            }
+            return try items.enumerated().map { index, item throws(ControlError) in
+                guard case .string(let text) = item, !text.isEmpty else {
+                    throw ControlError(.badArgument, "\"outputs\"[\(index)] of \(command) must be a non-empty string, not \(item.kind)")
+                }
+                return text
+            }
+        case (_?, _?):
+            throw ControlError(.badArgument, "\(command) takes \"output\" or \"outputs\", not both")
+        }
     }
 
     func eventClasses() throws(ControlError) -> Set<EventClass> {

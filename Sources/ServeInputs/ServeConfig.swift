@@ -83,22 +83,24 @@ public struct ServeConfig: Sendable {
         }
     }
 
-    /// An nginx-rtmp application: the upstream of every key (`{key}` in it is the ingest key), a
-    /// table of keys with their own upstream, or both (the table wins).
+    /// An nginx-rtmp application: the upstreams of every key (`{key}` in them is the ingest key), a
+    /// table of keys with their own upstreams, or both (the table wins).
     public struct Application: Sendable {
-        public var upstream: String?
+        /// Empty when only the keys table routes.
+        public var upstreams: [String] = []
         public var sticker: String?
         public var keys: [String: Route] = [:]
     }
 
+    /// Where one broadcast goes: one encode, sent to every upstream.
     public struct Route: Sendable {
-        public var upstream: String
+        public var upstreams: [String]
         public var sticker: String?
     }
 
     public struct SRTListener: Sendable {
         public var listen: String
-        public var upstream: String
+        public var upstreams: [String]
         public var sticker: String?
         public var stream: String
     }
@@ -121,9 +123,9 @@ public struct ServeConfig: Sendable {
     /// The upstream and sticker for a publish to `application`/`key`, or nil when it has no route.
     public func route(application: String, key: String) -> Route? {
         guard let app = applications[application] else { return nil }
-        if let route = app.keys[key] { return Route(upstream: route.upstream, sticker: route.sticker ?? app.sticker) }
-        guard let template = app.upstream else { return nil }
-        return Route(upstream: template.replacing("{key}", with: key), sticker: app.sticker)
+        if let route = app.keys[key] { return Route(upstreams: route.upstreams, sticker: route.sticker ?? app.sticker) }
+        guard !app.upstreams.isEmpty else { return nil }
+        return Route(upstreams: app.upstreams.map { $0.replacing("{key}", with: key) }, sticker: app.sticker)
     }
 }
 
@@ -320,30 +322,57 @@ private struct ConfigReader {
         return text
     }
 
+    /// `upstream: URL` or `upstreams: [URL, ...]` (not both) of the mapping at `key`; nil when neither.
+    func upstreams(_ keys: [String: Node], of node: Node, _ key: String) throws(ConfigError) -> [String]? {
+        switch (keys["upstream"], keys["upstreams"]) {
+        case (nil, nil):
+            return nil
+        case (let one?, nil):
+            return [try upstream(one, "\(key).upstream")]
+        case (nil, let list?):
+            guard let items = list.sequence, !items.isEmpty else {
+                throw error(list, "\(key).upstreams", "must be a list of one or more addresses ([rtmp://..., srt://...])")
+            }
+            var upstreams: [String] = []
+            for (index, item) in items.enumerated() {
+                let address = try upstream(item, "\(key).upstreams[\(index)]")
+                guard !upstreams.contains(address) else {
+                    throw error(item, "\(key).upstreams[\(index)]", "'\(maskedAddress(address))' is listed twice: each upstream gets the stream once")
+                }
+                upstreams.append(address)
+            }
+            return upstreams
+        case (_?, _?):
+            throw error(node, key, "give upstream (one address) or upstreams (a list), not both")
+        }
+    }
+
     func application(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.Application {
-        let keys = try mapping(node, key, keys: ["upstream", "sticker", "keys"])
+        let keys = try mapping(node, key, keys: ["upstream", "upstreams", "sticker", "keys"])
         var application = ServeConfig.Application()
-        if let value = keys["upstream"] { application.upstream = try upstream(value, "\(key).upstream") }
+        application.upstreams = try upstreams(keys, of: node, key) ?? []
         if let value = keys["sticker"] { application.sticker = try string(value, "\(key).sticker") }
         if let table = keys["keys"] {
             for (name, value) in try anyMapping(table, "\(key).keys") {
                 let path = "\(key).keys.\(name)"
-                let route = try mapping(value, path, keys: ["upstream", "sticker"])
-                guard let upstreamNode = route["upstream"] else { throw error(value, path, "needs an upstream (rtmp://... or srt://...)") }
-                application.keys[name] = ServeConfig.Route(upstream: try upstream(upstreamNode, "\(path).upstream"),
+                let route = try mapping(value, path, keys: ["upstream", "upstreams", "sticker"])
+                guard let upstreams = try upstreams(route, of: value, path) else {
+                    throw error(value, path, "needs an upstream (rtmp://... or srt://...) or upstreams (a list)")
+                }
+                application.keys[name] = ServeConfig.Route(upstreams: upstreams,
                                                            sticker: try route["sticker"].map { node throws(ConfigError) in try string(node, "\(path).sticker") })
             }
         }
-        if application.upstream == nil, application.keys.isEmpty {
-            throw error(node, key, "has no route: give an upstream (rtmp://platform/app/{key}) or a keys table")
+        if application.upstreams.isEmpty, application.keys.isEmpty {
+            throw error(node, key, "has no route: give an upstream (rtmp://platform/app/{key}), upstreams (a list) or a keys table")
         }
         return application
     }
 
     func srtListener(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.SRTListener {
-        let keys = try mapping(node, key, keys: ["listen", "upstream", "sticker", "stream"])
-        guard let listenNode = keys["listen"], let upstreamNode = keys["upstream"] else {
-            throw error(node, key, "needs listen (srt://:PORT[?passphrase=...]) and upstream")
+        let keys = try mapping(node, key, keys: ["listen", "upstream", "upstreams", "sticker", "stream"])
+        guard let listenNode = keys["listen"], let upstreams = try upstreams(keys, of: node, key) else {
+            throw error(node, key, "needs listen (srt://:PORT[?passphrase=...]) and upstream (or upstreams, a list)")
         }
         let listen = try string(listenNode, "\(key).listen")
         do {
@@ -356,7 +385,7 @@ private struct ConfigReader {
             throw self.error(listenNode, "\(key).listen", "\(error)")
         }
         let port = listen.split(separator: ":").last.map { String($0.prefix { $0.isNumber }) } ?? "srt"
-        return ServeConfig.SRTListener(listen: listen, upstream: try upstream(upstreamNode, "\(key).upstream"),
+        return ServeConfig.SRTListener(listen: listen, upstreams: upstreams,
                                        sticker: try keys["sticker"].map { node throws(ConfigError) in try string(node, "\(key).sticker") },
                                        stream: try keys["stream"].map { node throws(ConfigError) in try string(node, "\(key).stream") } ?? "srt-\(port)")
     }

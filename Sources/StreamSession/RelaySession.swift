@@ -10,14 +10,15 @@ import Synchronization
 public final class RelaySession: Sendable {
     public struct Options: Sendable {
         public var input: InputEndpoint
-        public var output: OutputEndpoint
+        /// Where the stream goes: one encode, sent to each.
+        public var outputs: [OutputEndpoint]
         public var settings: RelaySettings
         public var statsInterval: Double
         public var statsJSONPath: String?
 
-        public init(input: InputEndpoint, output: OutputEndpoint, settings: RelaySettings, statsInterval: Double, statsJSONPath: String?) {
+        public init(input: InputEndpoint, outputs: [OutputEndpoint], settings: RelaySettings, statsInterval: Double, statsJSONPath: String?) {
             self.input = input
-            self.output = output
+            self.outputs = outputs
             self.settings = settings
             self.statsInterval = statsInterval
             self.statsJSONPath = statsJSONPath
@@ -33,7 +34,7 @@ public final class RelaySession: Sendable {
         self.options = options
         self.logger = logger
         origin = (MediaRelay.Counters(), ProcessUsage.now(), ContinuousClock.now)
-        relay = try MediaRelay(input: options.input, output: options.output, settings: options.settings,
+        relay = try MediaRelay(input: options.input, outputs: options.outputs, settings: options.settings,
                                library: library, stage: stage, logger: logger)
     }
 
@@ -52,13 +53,16 @@ public final class RelaySession: Sendable {
         relay.waitForStart(until: deadline, drainingUntil: drainDeadline)
     }
 
+    /// Every output with its state and figures. Safe from any thread.
+    public var outputs: [MediaRelay.OutputStatus] { relay.outputStatuses }
+
     /// The relay's phase and last output failure. Safe from any thread.
     public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { relay.status }
 
     /// The figures of the whole stream so far (the process figures are the whole process's, read
     /// once by a caller that asks for many streams).
     public func statsSoFar(usage: ProcessUsage = .now()) -> StreamStats {
-        StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+        StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
                     counters: relay.counters, since: (origin.counters, origin.usage), usage: usage,
                     seconds: (ContinuousClock.now - origin.at).inSeconds)
     }
@@ -76,7 +80,7 @@ public final class RelaySession: Sendable {
             let usage = ProcessUsage.now()
             let counters = relay.counters
             let previous = lastReport.swap(counters: counters, usage: usage, at: now)
-            let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+            let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
                                     counters: counters, since: (previous.counters, previous.usage), usage: usage,
                                     seconds: (now - previous.at).inSeconds)
             logger.info("stats \(stats.logLine)")
@@ -90,7 +94,7 @@ public final class RelaySession: Sendable {
         } catch {
             failure = error
         }
-        let stats = StreamStats(input: options.input.description, output: options.output.description, info: relay.streamInfo,
+        let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
                                 counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
                                 seconds: (ContinuousClock.now - started).inSeconds)
         logger.info("stream ended \(stats.logLine)")

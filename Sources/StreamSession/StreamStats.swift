@@ -46,6 +46,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
     /// Frame memory the stream can hold: its ingest queue, the encoder's input queue and, once it
     /// draws, its pool of drawn frames, at their capacities.
     public var streamMemoryMb: Double
+    /// Each output over the span.
+    public var outputs: [OutputFigures]
 
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
@@ -71,6 +73,31 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case streamMemoryMb = "stream_memory_mb"
         case lightenedFrames = "lightened_frames"
         case loadLevel = "load_level"
+        case outputs
+    }
+
+    /// One output over the span: what it sent, at what rate, and what it missed.
+    public struct OutputFigures: Codable, Sendable, Equatable {
+        public var index: Int
+        public var address: String
+        public var state: String
+        public var bytesSent: Int
+        public var bitrateKbps: Double
+        public var framesSent: Int
+        public var framesMissed: Int
+        public var reconnects: Int
+        public var connectedS: Double
+        public var lastError: String?
+
+        enum CodingKeys: String, CodingKey {
+            case index, address, state, reconnects
+            case bytesSent = "bytes_sent"
+            case bitrateKbps = "bitrate_kbps"
+            case framesSent = "frames_sent"
+            case framesMissed = "frames_missed"
+            case connectedS = "connected_s"
+            case lastError = "last_error"
+        }
     }
 
     /// One stage's CPU over the span: per frame out, as a share of one core, and in seconds.
@@ -154,6 +181,16 @@ public struct StreamStats: Codable, Sendable, Equatable {
                                           memoryMb: 0)
         let pool = counters.framesOut > 0 ? frameBytes * Double(counters.framePoolCapacity) : 0
         streamMemoryMb = (frameBytes * Double(counters.frameQueueCapacity) + pool) / 1_048_576
+        outputs = counters.outputs.map { output in
+            let before = start.counters.outputs.first { $0.index == output.index }
+            let bytes = output.bytesSent - (before?.bytesSent ?? 0)
+            return OutputFigures(index: output.index, address: output.address, state: output.state.rawValue, bytesSent: bytes,
+                                 bitrateKbps: seconds > 0 ? Double(bytes) * 8 / seconds / 1000 : 0,
+                                 framesSent: output.framesSent - (before?.framesSent ?? 0),
+                                 framesMissed: output.framesMissed - (before?.framesMissed ?? 0),
+                                 reconnects: output.reconnects - (before?.reconnects ?? 0),
+                                 connectedS: output.connectedSeconds, lastError: output.lastError)
+        }
     }
 
     public var logLine: String {

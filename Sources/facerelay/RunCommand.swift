@@ -18,6 +18,7 @@ struct Run: ParsableCommand {
         discussion: """
         Inputs: rtmp://host:port/app/key (pulled), srt://:PORT (listen), srt://host:port (call), or a media file.
         Outputs: rtmp://... (push), srt://..., or a .flv/.mp4/.mkv/.ts file, finalised on SIGINT/SIGTERM.
+        --output more than once sends one encode to each; each network output reconnects on its own.
         Exit status: 0 when the input ended or a stop was asked for, 1 when the stream failed, 64 for bad options.
         """
     )
@@ -25,8 +26,8 @@ struct Run: ParsableCommand {
     @Option(help: "Where the stream comes from.")
     var input: String
 
-    @Option(help: "Where the processed stream goes.")
-    var output: String
+    @Option(help: "Where the processed stream goes; give it again for more outputs of the same encode.")
+    var output: [String] = []
 
     @Option(help: "Sticker on every face: a package (see `facerelay stickers list`) or its folder, 'landmarks' (the tracking overlay) or 'none'.")
     var sticker = "none"
@@ -89,8 +90,12 @@ struct Run: ParsableCommand {
     func validate() throws {
         do {
             _ = try InputEndpoint(parsing: input)
-            _ = try OutputEndpoint(parsing: output)
-        } catch {
+            let outputs = try output.map { text throws(EndpointError) in try OutputEndpoint(parsing: text) }
+            guard !outputs.isEmpty else { throw ValidationError("missing --output: where the processed stream goes") }
+            if let repeated = outputs.first(where: { one in outputs.count { $0 == one } > 1 }) {
+                throw ValidationError("--output \(repeated) is given twice: each output gets the stream once")
+            }
+        } catch let error as EndpointError {
             throw ValidationError(error.description)
         }
         guard RelaySettings.x264Presets.contains(x264Preset) else {
@@ -140,7 +145,7 @@ struct Run: ParsableCommand {
         settings.reconnectGiveUpSeconds = reconnectFor > 0 ? reconnectFor : nil
         settings.reconnectMaximumDelaySeconds = reconnectMaxDelay
         let options = RelaySession.Options(
-            input: try InputEndpoint(parsing: input), output: try OutputEndpoint(parsing: output),
+            input: try InputEndpoint(parsing: input), outputs: try output.map { text throws(EndpointError) in try OutputEndpoint(parsing: text) },
             settings: settings, statsInterval: statsInterval, statsJSONPath: statsJSON)
         try exitingOnFailure(logger) {
             let library = try PipelineLibrary.locate(explicit: pipelines)
@@ -166,7 +171,7 @@ struct Run: ParsableCommand {
                 return
             }
             var baselineOptions = options
-            baselineOptions.output = try OutputEndpoint(parsing: BaselineComparison.outputPath(besides: output))
+            baselineOptions.outputs = [try OutputEndpoint(parsing: BaselineComparison.outputPath(besides: output[0]))]
             baselineOptions.statsJSONPath = nil
             var baselineLogger = logger
             baselineLogger[metadataKey: "relay"] = "baseline"
@@ -177,7 +182,7 @@ struct Run: ParsableCommand {
             }
             defer { signals.cancel() }
             let comparison = try BaselineComparison.run(stickered: session, baseline: baseline)
-            print(comparison.table(sticker: sticker, baselineOutput: baselineOptions.output.description), terminator: "")
+            print(comparison.table(sticker: sticker, baselineOutput: baselineOptions.outputs[0].description), terminator: "")
         }
     }
 }

@@ -43,25 +43,25 @@ import Testing
         let outputs: [OutputEndpoint] = [.rtmp(url: "rtmp://h/a/k"), .srt(uri: "srt://h:1?mode=caller")]
             + OutputEndpoint.Container.allCases.map { .file(path: "/tmp/o.\($0.rawValue)", container: $0) }
         for output in outputs {
-            let description = try library.egressDescription(for: output, framesPerSecond: 30, withAudio: true, live: true, settings: settings)
+            let description = try library.outputDescription(for: output, withAudio: true, live: true)
             #expect(description.contains("is-live=true") && !description.contains("is-live=false"))
             #expect(description.contains("appsrc name=video_in") && description.contains("appsrc name=audio_in"))
-            #expect(description.contains("key-int-max=60"))
-            #expect(description.contains("name=mux"))
+            #expect(description.contains("block=false") && description.contains("name=mux"))
         }
-        let silent = try library.egressDescription(for: outputs[0], framesPerSecond: 25, withAudio: false, live: false, settings: settings)
-        #expect(silent.contains("is-live=false"))
-        #expect(!silent.contains("audio_in") && silent.contains("key-int-max=50"))
+        let silent = try library.outputDescription(for: outputs[0], withAudio: false, live: false)
+        #expect(silent.contains("is-live=false") && silent.contains("block=true"))
+        #expect(!silent.contains("audio_in"))
+        let encoder = try library.encoderDescription(framesPerSecond: 25, live: false, settings: settings)
+        #expect(encoder.contains("is-live=false") && encoder.contains("key-int-max=50") && encoder.contains("appsink name=encoded"))
     }
 
-    @Test func encoderSettingsReachTheEgress() throws {
+    @Test func encoderSettingsReachTheEncoder() throws {
         var settings = RelaySettings()
         settings.x264Preset = "ultrafast"
         settings.bitrateKbps = 4000
         settings.keyframeIntervalSeconds = 1
         settings.encodeThreads = 3
-        let description = try PipelineLibrary(directory: Self.pipelines)
-            .egressDescription(for: .file(path: "o.flv", container: .flv), framesPerSecond: 29.97, withAudio: false, live: false, settings: settings)
+        let description = try PipelineLibrary(directory: Self.pipelines).encoderDescription(framesPerSecond: 29.97, live: false, settings: settings)
         #expect(description.contains("speed-preset=ultrafast") && description.contains("bitrate=4000") && description.contains("key-int-max=30"))
         #expect(description.contains(" threads=3 "))
     }

@@ -20,16 +20,16 @@ import Testing
     @Test func retriesBackOffFromOneSecondToTheCap() {
         var life = RelayLifecycle(policy: .init(startTimeout: nil, maximumRetryDelay: .seconds(4), giveUpAfter: nil), now: t0)
         life.firstFrame()
-        life.outputFailed("Connection refused", at: at(10))
+        life.outputFailed(0, "Connection refused", at: at(10))
         #expect(life.phase == .reconnecting && life.lastOutputError == "Connection refused")
         var retries: [Double] = []
         for tenth in 101...300 {
             let now = Double(tenth) / 10
-            if life.decide(at: at(now)) == .retryOutput {
+            if life.decide(at: at(now)) == .retryOutput(0) {
                 retries.append(now)
-                life.outputRebuilt(at: at(now))
+                life.outputRebuilt(0, at: at(now))
                 // The rebuilt output is refused again at once.
-                life.outputFailed("Connection refused", at: at(now))
+                life.outputFailed(0, "Connection refused", at: at(now))
             }
         }
         #expect(retries == [11, 13, 17, 21, 25, 29], "retries at \(retries)")
@@ -38,16 +38,16 @@ import Testing
     @Test func aRebuiltOutputThatStaysUpIsAcceptedAndTheBackoffStartsOver() {
         var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: .seconds(60)), now: t0)
         life.firstFrame()
-        life.outputFailed("refused", at: at(0))
-        #expect(life.decide(at: at(1)) == .retryOutput)
-        life.outputRebuilt(at: at(1))
+        life.outputFailed(0, "refused", at: at(0))
+        #expect(life.decide(at: at(1)) == .retryOutput(0))
+        life.outputRebuilt(0, at: at(1))
         #expect(life.decide(at: at(2.9)) == .wait, "not accepted before it has run 2 s")
         #expect(life.phase == .reconnecting)
-        #expect(life.decide(at: at(3.1)) == .outputAccepted)
-        life.outputAccepted()
-        #expect(life.phase == .relaying && life.outage(at: at(4)) == nil)
-        life.outputFailed("refused", at: at(100))
-        #expect(life.decide(at: at(101)) == .retryOutput, "a new outage starts again at 1 s")
+        #expect(life.decide(at: at(3.1)) == .outputAccepted(0))
+        life.outputAccepted(0)
+        #expect(life.phase == .relaying && life.outage(of: 0, at: at(4)) == nil)
+        life.outputFailed(0, "refused", at: at(100))
+        #expect(life.decide(at: at(101)) == .retryOutput(0), "a new outage starts again at 1 s")
     }
 
     @Test func anUnreachableOutputIsGivenUpOnlyWhenTheRelayIsBounded() {
@@ -56,29 +56,70 @@ import Testing
         for index in 0..<2 {
             var life = index == 0 ? bounded : forever
             life.firstFrame()
-            life.outputFailed("refused", at: at(0))
+            life.outputFailed(0, "refused", at: at(0))
             var decisions: [RelayLifecycle.Decision] = []
             var now = 0.0
             while now < 120 {
                 now += 0.5
                 let decision = life.decide(at: at(now))
-                if decision == .retryOutput {
-                    life.outputRebuilt(at: at(now))
-                    life.outputFailed("refused", at: at(now))
+                if decision == .retryOutput(0) {
+                    life.outputRebuilt(0, at: at(now))
+                    life.outputFailed(0, "refused", at: at(now))
                 }
                 if decision != .wait { decisions.append(decision) }
-                if decision == .failOutputUnreachable { break }
+                if decision == .giveUpOutput(0) { break }
             }
             if index == 0 { bounded = life } else { forever = life }
-            #expect(decisions.last == (index == 0 ? .failOutputUnreachable : .retryOutput), "\(decisions)")
+            #expect(decisions.last == (index == 0 ? .giveUpOutput(0) : .retryOutput(0)), "\(decisions)")
         }
+    }
+
+    /// Each output has its own outage and backoff: one platform down never holds back another's
+    /// retries, and the stream counts as reconnecting only while every output is down.
+    @Test func eachOutputReconnectsOnItsOwnAndTheStreamIsDownOnlyWithAll() {
+        var life = RelayLifecycle(policy: .init(startTimeout: nil, maximumRetryDelay: .seconds(4), giveUpAfter: .seconds(30)), now: t0, outputs: 2)
+        life.firstFrame()
+        life.outputFailed(1, "refused", at: at(10))
+        #expect(life.phase == .relaying, "the other output still sends")
+        #expect(life.decide(at: at(11)) == .retryOutput(1))
+        life.outputRebuilt(1, at: at(11))
+        life.outputFailed(1, "refused", at: at(11))
+        life.outputFailed(0, "closed", at: at(12))
+        #expect(life.phase == .reconnecting && life.lastOutputError == "closed")
+        // Output 0's first retry comes after 1 s, output 1's second after 2 s: neither waits for the other.
+        #expect(life.decide(at: at(13)) == .retryOutput(0))
+        life.outputRebuilt(0, at: at(13))
+        #expect(life.decide(at: at(13)) == .retryOutput(1), "output 1 is due at 13 too")
+        life.outputRebuilt(1, at: at(13))
+        life.outputFailed(1, "refused", at: at(13.5))
+        #expect(life.decide(at: at(15.1)) == .outputAccepted(0))
+        life.outputAccepted(0)
+        #expect(life.phase == .relaying && life.outage(of: 1, at: at(16)) == .seconds(6))
+        // Output 1 stays unreachable past the give-up time: it alone is given up.
+        var retries: [Double] = []
+        var givenUpAt: Double?
+        for tenth in 160...500 where givenUpAt == nil {
+            let now = Double(tenth) / 10
+            switch life.decide(at: at(now)) {
+            case .retryOutput(1):
+                retries.append(now)
+                life.outputRebuilt(1, at: at(now))
+                life.outputFailed(1, "refused", at: at(now))
+            case .giveUpOutput(1): givenUpAt = now
+            case .wait: break
+            case let other: Issue.record("unexpected \(other) at \(now)")
+            }
+        }
+        #expect(retries == [17.5, 21.5, 25.5, 29.5, 33.5, 37.5] && givenUpAt == 41.5, "\(retries) \(String(describing: givenUpAt))")
+        life.outputRemoved(1)
+        #expect(life.outputCount == 1 && life.outages.isEmpty && life.decide(at: at(100)) == .wait)
     }
 
     @Test func drainingIsBoundedAndIgnoresLateOutputErrors() {
         var life = RelayLifecycle(policy: .init(startTimeout: .seconds(5), giveUpAfter: nil), now: t0)
         life.firstFrame()
         life.drain(at: at(50))
-        life.outputFailed("closed", at: at(51))
+        life.outputFailed(0, "closed", at: at(51))
         #expect(life.phase == .draining)
         #expect(life.decide(at: at(59)) == .wait)
         #expect(life.decide(at: at(60.5)) == .stopDraining)
@@ -135,11 +176,11 @@ import Testing
         life.firstFrame()
         life.inputLost(at: at(0))
         life.inputRestarted()
-        life.outputFailed("refused", at: at(1))
-        #expect(life.phase == .reconnecting && life.decide(at: at(2)) == .retryOutput)
-        life.outputRebuilt(at: at(2))
-        #expect(life.decide(at: at(4.1)) == .outputAccepted)
-        life.outputAccepted()
+        life.outputFailed(0, "refused", at: at(1))
+        #expect(life.phase == .reconnecting && life.decide(at: at(2)) == .retryOutput(0))
+        life.outputRebuilt(0, at: at(2))
+        #expect(life.decide(at: at(4.1)) == .outputAccepted(0))
+        life.outputAccepted(0)
         #expect(life.phase == .awaitingInput)
     }
 }
@@ -173,10 +214,10 @@ import Testing
     @Test func aFailedOutputIsRetriedThenAcceptedAtItsDeadlines() {
         var life = RelayLifecycle(policy: .init(startTimeout: nil, giveUpAfter: .seconds(60)), now: t0)
         life.firstFrame()
-        life.outputFailed("Connection refused", at: at(10))
-        expectDeadline(life, after: at(10), is: .retryOutput)
-        life.outputRebuilt(at: at(11))
-        expectDeadline(life, after: at(11), is: .outputAccepted)
+        life.outputFailed(0, "Connection refused", at: at(10))
+        expectDeadline(life, after: at(10), is: .retryOutput(0))
+        life.outputRebuilt(0, at: at(11))
+        expectDeadline(life, after: at(11), is: .outputAccepted(0))
     }
 
     @Test func anAwaitedInputIsRestartedThenGivenUpAtItsDeadlines() {

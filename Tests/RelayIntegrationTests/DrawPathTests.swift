@@ -40,7 +40,7 @@ private final class SquareStage: FrameStage {
         let input = try Fixtures.path("face_720p.mp4")
         let output = directory + "/drawn.mkv"
         let stage = SquareStage()
-        let relay = try MediaRelay(input: .file(path: input), output: .file(path: output, container: .mkv), settings: RelaySettings(),
+        let relay = try MediaRelay(input: .file(path: input), outputs: [.file(path: output, container: .mkv)], settings: RelaySettings(),
                                    library: PipelineLibrary(directory: Package.root.appendingPathComponent("Pipelines").path),
                                    stage: stage, logger: Logger(label: "test"))
         try relay.run()

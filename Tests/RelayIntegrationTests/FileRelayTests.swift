@@ -161,13 +161,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipelines = directory + "/Pipelines"
         try FileManager.default.copyItem(atPath: Package.root.appendingPathComponent("Pipelines").path, toPath: pipelines)
-        let egress = pipelines + "/egress.gst"
-        let text = try String(contentsOfFile: egress, encoding: .utf8).replacingOccurrences(of: "x264enc", with: "x264encoder")
-        try text.write(toFile: egress, atomically: true, encoding: .utf8)
+        let encoder = pipelines + "/encode.gst"
+        let text = try String(contentsOfFile: encoder, encoding: .utf8).replacingOccurrences(of: "x264enc", with: "x264encoder")
+        try text.write(toFile: encoder, atomically: true, encoding: .utf8)
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", try Fixtures.path("face_720p.mp4"), "--output", directory + "/o.flv",
                                                           "--pipelines", pipelines], logDirectory: directory, name: "relay")
         #expect(relay.wait(seconds: 20) == 1)
-        #expect(relay.stderr.contains(egress) && relay.stderr.contains("x264encoder"), "\(relay.stderr)")
+        #expect(relay.stderr.contains(encoder) && relay.stderr.contains("x264encoder"), "\(relay.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/o.flv"))
     }
 }

@@ -9,7 +9,7 @@ import Testing
     /// refusal with the id it read.
     @Test func aRequestLineParsesToItsCommandOrARefusalWithItsId() throws {
         #expect(try ControlRequest.parse(#"{"id": 3, "command": "start", "input": "a.mp4", "output": "b.flv", "stream": null}"#).get()
-            == ControlRequest(id: 3, command: .start(input: "a.mp4", output: "b.flv", sticker: nil, stream: nil)))
+            == ControlRequest(id: 3, command: .start(input: "a.mp4", outputs: ["b.flv"], sticker: nil, stream: nil)))
         #expect(try ControlRequest.parse(#"{"command": "subscribe", "events": []}"#).get().command == .subscribe(Set(EventClass.allCases)))
         #expect(try ControlRequest.parse(#"{"id": "x", "command": "stats"}"#).get() == ControlRequest(id: "x", command: .stats(stream: nil)))
         for (line, id, code) in [(#"{"id": [1], "command": "stop", "stream": ""}"#, JSONValue.array([1]), ControlError.Code.badArgument),

@@ -1,0 +1,72 @@
+import CGStreamer
+import StreamPlan
+
+/// One output of a stream: appsrcs of encoded video and AAC audio, the muxer and the sink
+/// (output.gst, sink-<kind>.gst, output-audio.gst). Each output has its own pipeline and bus, so
+/// that one that fails is stopped and rebuilt without touching the encoder or another output.
+///
+/// `@unchecked Sendable` because of its C pointers, all `let`: the pipeline and its appsrcs are
+/// GStreamer objects, whose calls used here (state changes, pushes, caps, levels) are thread-safe.
+final class OutputPipeline: @unchecked Sendable {
+    let pipeline: UnsafeMutablePointer<GstElement>
+    private let videoSource: UnsafeMutablePointer<GstElement>
+    private let audioSource: UnsafeMutablePointer<GstElement>?
+
+    init(description: String, files: [String], withAudio: Bool, threadTag: ThreadTag) throws(MediaError) {
+        pipeline = try GStreamer.parse(description, files: files)
+        do {
+            videoSource = try GStreamer.element("video_in", in: pipeline, files: files)
+        } catch {
+            fr_unref(pipeline)
+            throw error
+        }
+        do {
+            audioSource = withAudio ? try GStreamer.element("audio_in", in: pipeline, files: files) : nil
+        } catch {
+            fr_unref(videoSource)
+            fr_unref(pipeline)
+            throw error
+        }
+        TaskNamer.install(on: pipeline, tag: threadTag) { _ in .mux }
+    }
+
+    deinit {
+        fr_set_state(pipeline, GST_STATE_NULL)
+        fr_unref(videoSource)
+        fr_unref(audioSource)
+        fr_unref(pipeline)
+    }
+
+    var hasAudio: Bool { audioSource != nil }
+
+    func start() throws(MediaError) {
+        if fr_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
+            throw MediaError(.output, "the output pipeline failed to start")
+        }
+    }
+
+    func stop() { fr_set_state(pipeline, GST_STATE_NULL) }
+
+    func setVideoCaps(_ caps: UnsafeMutablePointer<GstCaps>) { fr_appsrc_set_caps(videoSource, caps) }
+
+    func setAudioCaps(_ caps: UnsafeMutablePointer<GstCaps>) {
+        if let audioSource { fr_appsrc_set_caps(audioSource, caps) }
+    }
+
+    /// Pushes a buffer, taking ownership. False when the output no longer accepts data.
+    func pushVideo(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool { fr_appsrc_push(videoSource, buffer) == GST_FLOW_OK }
+
+    func pushAudio(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool {
+        guard let audioSource else {
+            fr_buffer_unref(buffer)
+            return true
+        }
+        return fr_appsrc_push(audioSource, buffer) == GST_FLOW_OK
+    }
+
+    /// Nanoseconds of video waiting to be muxed and sent: how far this output lags behind.
+    var queuedVideo: UInt64 { UInt64(fr_appsrc_queued_time(videoSource)) }
+
+    func endVideo() { _ = fr_appsrc_end_of_stream(videoSource) }
+    func endAudio() { if let audioSource { _ = fr_appsrc_end_of_stream(audioSource) } }
+}

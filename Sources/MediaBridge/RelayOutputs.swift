@@ -1,0 +1,427 @@
+import CGStreamer
+import Logging
+import StreamPlan
+import Synchronization
+
+extension MediaRelay {
+    public struct StreamInfo: Sendable {
+        public let width: Int
+        public let height: Int
+        public let framesPerSecond: Double
+        public let hasAudio: Bool
+
+        public init(width: Int, height: Int, framesPerSecond: Double, hasAudio: Bool) {
+            self.width = width
+            self.height = height
+            self.framesPerSecond = framesPerSecond
+            self.hasAudio = hasAudio
+        }
+    }
+
+    /// One output of a stream, as an operator sees it.
+    public struct OutputStatus: Sendable, Equatable {
+        public enum State: String, Sendable {
+            /// Built; the first packets go out.
+            case sending
+            /// Failed; rebuilt after the lifecycle's pause (see `RelayLifecycle`).
+            case reconnecting
+            /// Given up (unreachable past the give-up time, a file that cannot be written, removed).
+            case failed
+            /// Finalised at the end of the stream.
+            case finished
+        }
+
+        /// The output's number in its stream: its place in the list it was started with, stable
+        /// while the stream lives (an added output gets the next number).
+        public let index: Int
+        /// The address, its stream key or passphrase masked.
+        public let address: String
+        public var state: State
+        /// Encoded video and audio handed to the muxer since the stream started.
+        public var bytesSent = 0
+        public var framesSent = 0
+        /// Encoded frames this output did not get: while it was down, waiting for a keyframe after
+        /// coming back, or skipped for being too far behind.
+        public var framesMissed = 0
+        public var reconnects = 0
+        /// Since the output was last built, while it sends.
+        public var connectedSeconds: Double = 0
+        public var lastError: String?
+
+        public init(index: Int, address: String, state: State) {
+            self.index = index
+            self.address = address
+            self.state = state
+        }
+    }
+}
+
+/// The encoder and the outputs of one stream: built from the first frame, the encoder once, each
+/// output again after its failure. The frame thread pushes to the encoder; the packet thread
+/// (`relayEncodedPackets`) hands each encoded frame to every output that is up, and the audio
+/// thread each audio packet. A live stream never waits for an output: one that falls more than
+/// `maximumBacklog` behind is skipped to the next keyframe, and what it misses is counted.
+final class RelayOutputs: Sendable {
+    /// How far behind an output of a live stream may fall before it skips to the next keyframe.
+    static let maximumBacklog: UInt64 = 2_000_000_000
+
+    private struct Slot {
+        let endpoint: OutputEndpoint
+        var pipeline: OutputPipeline?
+        var status: MediaRelay.OutputStatus
+        var builtAt: ContinuousClock.Instant?
+        /// Video starts at a keyframe: after a (re)build, or after being skipped for lagging.
+        var waitsForKeyframe = true
+        var videoCapsVersion = 0
+        var audioCapsVersion = 0
+        var audioEnded = false
+        var videoEnded = false
+        var finished = false
+
+        /// Up, and takes packets.
+        var takesPackets: Bool { pipeline != nil && !finished }
+    }
+
+    private struct State {
+        var encoder: EncoderPipeline?
+        /// The raw caps the encoder was built for, with a reference of its own.
+        var rawCaps: CapsPointer?
+        var info: MediaRelay.StreamInfo?
+        var slots: [Slot]
+        /// The latest caps of the encoded video and of the audio, each with a reference of its
+        /// own; a slot whose version differs gets them before its next packet.
+        var videoCaps: CapsPointer?
+        var videoCapsVersion = 0
+        var audioCaps: CapsPointer?
+        var audioCapsVersion = 0
+        var audioCapsGeneration = -1
+        /// The input's audio stopped while its video goes on: every output relays video alone.
+        var audioStopped = false
+        var videoEnded = false
+    }
+
+    private let state: Mutex<State>
+    private let changes: ChangeSignal
+    private let input: InputEndpoint
+    private let settings: RelaySettings
+    private let library: PipelineLibrary
+    private let threadTag: ThreadTag
+    private let live: Bool
+    private let encoderFiles: [String]
+
+    init(input: InputEndpoint, outputs: [OutputEndpoint], settings: RelaySettings, library: PipelineLibrary,
+         threadTag: ThreadTag, changes: ChangeSignal) throws(MediaError) {
+        self.input = input
+        self.settings = settings
+        self.library = library
+        self.threadTag = threadTag
+        self.changes = changes
+        live = settings.isLive(input)
+        encoderFiles = [library.directory + "/encode.gst"]
+        let slots = outputs.enumerated().map { index, endpoint in
+            Slot(endpoint: endpoint, status: .init(index: index, address: endpoint.description, state: .sending))
+        }
+        state = Mutex(State(slots: slots))
+        // Built once with stand-in values so that a broken template fails now, not when the first
+        // frame arrives.
+        fr_unref(try GStreamer.parse(try encoderDescription(framesPerSecond: 30), files: encoderFiles))
+        for output in outputs {
+            fr_unref(try GStreamer.parse(try outputDescription(output, withAudio: true), files: library.outputFiles(for: output)))
+        }
+    }
+
+    deinit {
+        state.withLock { state in
+            for caps in [state.rawCaps, state.videoCaps, state.audioCaps] { if let caps { gst_caps_unref(caps.pointer) } }
+        }
+    }
+
+    var encoder: EncoderPipeline? { state.withLock { $0.encoder } }
+
+    /// The encoder and the raw caps it was built for, read together.
+    var encoderWithCaps: (encoder: EncoderPipeline?, videoCaps: UnsafeMutablePointer<GstCaps>?) {
+        state.withLock { ($0.encoder, $0.rawCaps?.pointer) }
+    }
+
+    /// Size, rate and audio of the stream, once the encoder was built.
+    var streamInfo: MediaRelay.StreamInfo? { state.withLock { $0.info } }
+
+    var statuses: [MediaRelay.OutputStatus] {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.slots.map { slot in
+                var status = slot.status
+                status.connectedSeconds = slot.status.state == .sending ? slot.builtAt.map { (now - $0).inSeconds } ?? 0 : 0
+                return status
+            }
+        }
+    }
+
+    func endpoint(_ index: Int) -> OutputEndpoint? { state.withLock { $0.slots.indices.contains(index) ? $0.slots[index].endpoint : nil } }
+
+    /// The outputs that are up, with their numbers: the buses the supervisor watches.
+    var running: [(index: Int, pipeline: OutputPipeline)] {
+        state.withLock { state in state.slots.enumerated().compactMap { index, slot in slot.pipeline.map { (index, $0) } } }
+    }
+
+    /// Whether `pipeline` is still output `index`'s.
+    func isRunning(_ index: Int, _ pipeline: OutputPipeline) -> Bool { state.withLock { $0.slots[index].pipeline === pipeline } }
+
+    /// Every output is finalised, down or given up: nothing is left to finish.
+    var allFinished: Bool { state.withLock { $0.slots.allSatisfy { $0.pipeline == nil || $0.finished } } }
+
+    /// Outputs neither given up nor finished.
+    var activeCount: Int { state.withLock { $0.slots.count { $0.status.state == .sending || $0.status.state == .reconnecting } } }
+
+    /// Builds the encoder for frames of `videoCaps` described by `info`, then every output. An
+    /// output that cannot start is returned with its error, for the supervisor to retry; when
+    /// none can, the first error is thrown.
+    func build(videoCaps: UnsafeMutablePointer<GstCaps>, info: MediaRelay.StreamInfo) throws(MediaError) -> (EncoderPipeline, failed: [(Int, MediaError)]) {
+        let text = try encoderDescription(framesPerSecond: info.framesPerSecond > 0 ? info.framesPerSecond : 30)
+        let encoder = try EncoderPipeline(description: text, files: encoderFiles, videoCaps: videoCaps, threadTag: threadTag)
+        try encoder.start()
+        gst_caps_ref(videoCaps)
+        let endpoints = state.withLock { state in
+            state.encoder = encoder
+            state.rawCaps = CapsPointer(pointer: videoCaps)
+            return state.slots.map(\.endpoint)
+        }
+        var failed: [(Int, MediaError)] = []
+        for index in endpoints.indices {
+            do throws(MediaError) { try build(index, info: info, encoder: encoder) } catch { failed.append((index, error)) }
+        }
+        // Known only once the outputs are up: the audio thread starts sending when it is.
+        state.withLock { $0.info = info }
+        changes.notify()
+        if failed.count == endpoints.count, let first = failed.first { throw first.1 }
+        return (encoder, failed)
+    }
+
+    /// Builds output `index` (again), as the first was built: it starts at the next keyframe,
+    /// which the encoder is asked for. Nothing to do before the encoder exists.
+    func rebuild(_ index: Int) throws(MediaError) {
+        guard let (info, encoder) = state.withLock({ state in state.info.flatMap { info in state.encoder.map { (info, $0) } } }) else { return }
+        try build(index, info: info, encoder: encoder)
+    }
+
+    private func build(_ index: Int, info: MediaRelay.StreamInfo, encoder: EncoderPipeline) throws(MediaError) {
+        let endpoint = state.withLock { $0.slots[index].endpoint }
+        let output = try OutputPipeline(description: try outputDescription(endpoint, withAudio: info.hasAudio),
+                                        files: library.outputFiles(for: endpoint), withAudio: info.hasAudio, threadTag: threadTag)
+        try output.start()
+        let endAudio = state.withLock { state in
+            state.slots[index].pipeline = output
+            state.slots[index].builtAt = .now
+            state.slots[index].waitsForKeyframe = true
+            state.slots[index].videoCapsVersion = 0
+            state.slots[index].audioCapsVersion = 0
+            state.slots[index].audioEnded = state.audioStopped
+            state.slots[index].status.state = .sending
+            return state.audioStopped
+        }
+        if endAudio { output.endAudio() }
+        encoder.requestKeyframe()
+        changes.notify()
+    }
+
+    /// Output `index` failed and will be rebuilt: it is taken down, and misses frames meanwhile.
+    func takeDown(_ index: Int, error: String) {
+        let pipeline = state.withLock { state in
+            defer {
+                state.slots[index].pipeline = nil
+                state.slots[index].status.state = .reconnecting
+                state.slots[index].status.lastError = error
+            }
+            return state.slots[index].pipeline
+        }
+        pipeline?.stop()
+        changes.notify()
+    }
+
+    /// Output `index` is given up for good.
+    func giveUp(_ index: Int, error: String) {
+        let pipeline = state.withLock { state in
+            defer {
+                state.slots[index].pipeline = nil
+                state.slots[index].status.state = .failed
+                state.slots[index].status.lastError = error
+            }
+            return state.slots[index].pipeline
+        }
+        pipeline?.stop()
+        changes.notify()
+    }
+
+    /// Output `index`, rebuilt, has stayed up: its upstream took the stream again.
+    func accepted(_ index: Int) {
+        state.withLock { $0.slots[index].status.reconnects += 1 }
+    }
+
+    /// Output `index` posted its end of stream: it is finalised.
+    func finished(_ index: Int) {
+        state.withLock { state in
+            state.slots[index].finished = true
+            state.slots[index].status.state = .finished
+        }
+        changes.notify()
+    }
+
+    /// Stops every output and then the encoder (which ends the packet thread's wait).
+    func stopAll() {
+        let (outputs, encoder) = state.withLock { state in
+            (state.slots.compactMap(\.pipeline), state.encoder)
+        }
+        for output in outputs { output.stop() }
+        if let encoder { fr_set_state(encoder.pipeline, GST_STATE_NULL) }
+    }
+
+    // MARK: the packet thread
+
+    /// The packet thread's work: waits for the encoder, then hands each encoded frame to every
+    /// output until the encoder's end of stream (or its stop); then ends every output's video.
+    func relayEncodedPackets(control: RelayControl) {
+        _ = changes.wait(until: nil) { encoder != nil || control.videoFinished }
+        guard let encoder else { return }
+        var targets: [OutputPipeline] = []
+        targets.reserveCapacity(16)
+        while let sample = encoder.nextEncoded() {
+            if fr_sample_buffer(sample) != nil, let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer_in_running_time(sample) {
+                send(video: buffer, caps: caps, targets: &targets)
+                fr_buffer_unref(buffer)
+            }
+            fr_sample_unref(sample)
+        }
+        let outputs = state.withLock { state in
+            state.videoEnded = true
+            return state.slots.indices.compactMap { index in
+                state.slots[index].videoEnded = true
+                return state.slots[index].pipeline
+            }
+        }
+        for output in outputs { output.endVideo() }
+    }
+
+    /// One encoded frame to every output that takes it. The pushes happen outside the lock: a
+    /// file output relayed as fast as possible blocks while it is full, and the audio thread must
+    /// still reach the others.
+    private func send(video buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>, targets: inout [OutputPipeline]) {
+        let keyframe = fr_buffer_is_keyframe(buffer) != 0
+        let size = Int(fr_buffer_size(buffer))
+        targets.removeAll(keepingCapacity: true)
+        state.withLock { state in
+            if state.videoCaps?.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer, caps) == 0 }) ?? true {
+                if let old = state.videoCaps { gst_caps_unref(old.pointer) }
+                gst_caps_ref(caps)
+                state.videoCaps = CapsPointer(pointer: caps)
+                state.videoCapsVersion += 1
+            }
+            for index in state.slots.indices {
+                guard state.slots[index].status.state == .sending || state.slots[index].status.state == .reconnecting else { continue }
+                guard let output = state.slots[index].pipeline, !state.slots[index].videoEnded else {
+                    state.slots[index].status.framesMissed += 1
+                    continue
+                }
+                if live, !state.slots[index].waitsForKeyframe, output.queuedVideo > Self.maximumBacklog {
+                    state.slots[index].waitsForKeyframe = true
+                }
+                if state.slots[index].waitsForKeyframe {
+                    guard keyframe else {
+                        state.slots[index].status.framesMissed += 1
+                        continue
+                    }
+                    state.slots[index].waitsForKeyframe = false
+                }
+                if state.slots[index].videoCapsVersion != state.videoCapsVersion, let videoCaps = state.videoCaps {
+                    output.setVideoCaps(videoCaps.pointer)
+                    state.slots[index].videoCapsVersion = state.videoCapsVersion
+                }
+                state.slots[index].status.framesSent += 1
+                state.slots[index].status.bytesSent += size
+                targets.append(output)
+            }
+        }
+        for output in targets { _ = output.pushVideo(fr_buffer_ref(buffer)) }
+    }
+
+    // MARK: the audio thread
+
+    /// One AAC packet (owned) to every output that is up. `generation`: the input
+    /// generation it came from, whose caps it carries. False when no output took it.
+    @discardableResult
+    func send(audio buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>, generation: Int,
+              targets: inout [OutputPipeline]) -> Bool {
+        let size = Int(fr_buffer_size(buffer))
+        targets.removeAll(keepingCapacity: true)
+        state.withLock { state in
+            guard state.info?.hasAudio == true, !state.audioStopped else { return }
+            if state.audioCaps == nil || state.audioCapsGeneration != generation {
+                if let old = state.audioCaps { gst_caps_unref(old.pointer) }
+                gst_caps_ref(caps)
+                state.audioCaps = CapsPointer(pointer: caps)
+                state.audioCapsVersion += 1
+                state.audioCapsGeneration = generation
+            }
+            for index in state.slots.indices {
+                // Audio is not held back until the output's first keyframe: a file relayed as fast
+                // as possible sends its audio ahead, and waits on the output's queue instead.
+                guard let output = state.slots[index].pipeline, !state.slots[index].audioEnded, !state.slots[index].finished else { continue }
+                if state.slots[index].audioCapsVersion != state.audioCapsVersion, let audioCaps = state.audioCaps {
+                    output.setAudioCaps(audioCaps.pointer)
+                    state.slots[index].audioCapsVersion = state.audioCapsVersion
+                }
+                state.slots[index].status.bytesSent += size
+                targets.append(output)
+            }
+        }
+        for output in targets { _ = output.pushAudio(fr_buffer_ref(buffer)) }
+        fr_buffer_unref(buffer)
+        return !targets.isEmpty
+    }
+
+    /// The input's audio stopped while its video goes on (or the audio pump is done): every output
+    /// ends its audio, so that no muxer waits for it, and an output built later starts without.
+    func endAudio(stopped: Bool) {
+        let outputs = state.withLock { state in
+            if stopped { state.audioStopped = true }
+            return state.slots.indices.compactMap { index -> OutputPipeline? in
+                guard !state.slots[index].audioEnded, let pipeline = state.slots[index].pipeline else { return nil }
+                state.slots[index].audioEnded = true
+                return pipeline
+            }
+        }
+        for output in outputs { output.endAudio() }
+    }
+
+    var audioStopped: Bool { state.withLock { $0.audioStopped } }
+
+    // MARK: descriptions
+
+    private func encoderDescription(framesPerSecond: Double) throws(MediaError) -> String {
+        do {
+            return try library.encoderDescription(framesPerSecond: framesPerSecond, live: live, settings: settings)
+        } catch {
+            throw MediaError(.pipelineTemplate, error.description)
+        }
+    }
+
+    private func outputDescription(_ output: OutputEndpoint, withAudio: Bool) throws(MediaError) -> String {
+        do {
+            return try library.outputDescription(for: output, withAudio: withAudio, live: live)
+        } catch {
+            throw MediaError(.pipelineTemplate, error.description)
+        }
+    }
+
+    /// Size and rate from a frame's caps.
+    static func streamInfo(of caps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) -> MediaRelay.StreamInfo {
+        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
+        defer { info.deallocate() }
+        gst_video_info_init(info)
+        guard gst_video_info_from_caps(info, caps) != 0 else {
+            throw MediaError(.input, "the input's video caps are not usable raw video: \(GStreamer.takeString(fr_caps_string(caps)) ?? "")")
+        }
+        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
+        return MediaRelay.StreamInfo(width: Int(fr_video_info_width(info)), height: Int(fr_video_info_height(info)),
+                                     framesPerSecond: fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 0, hasAudio: withAudio)
+    }
+}
