@@ -65,6 +65,17 @@ struct RelayStatsFile: Decodable {
     let peak_rss_mb: Double
     let duration_s: Double
     let frames_missed_at_start: Int
+    let outputs: [Output]?
+
+    struct Output: Decodable {
+        let index: Int
+        let address: String
+        let state: String
+        let bytes_sent: Int
+        let frames_sent: Int
+        let frames_missed: Int
+        let reconnects: Int
+    }
 
     init(_ path: String) throws {
         self = try JSONDecoder().decode(Self.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
