@@ -82,6 +82,44 @@ public final class MediaRelay: Sendable {
     /// Every output with its state and figures. Safe from any thread.
     public var outputStatuses: [OutputStatus] { outputs.statuses }
 
+    /// Adds an output to the running stream (one more destination of the same encode); returns
+    /// its number. The others are not touched. Safe from any thread.
+    public func addOutput(_ endpoint: OutputEndpoint) throws(OutputChangeError) -> Int {
+        guard !control.stopRequested else { throw .streamEnding }
+        guard outputs.index(of: endpoint) == nil else { throw .duplicate(endpoint.description) }
+        let index: Int
+        do {
+            index = try outputs.add(endpoint)
+        } catch {
+            throw .cannotStart(endpoint.description, error.description)
+        }
+        control.withLifecycle { $0.outputAdded() }
+        logger.info("output added", metadata: ["output": "\(endpoint)", "index": "\(index)"])
+        return index
+    }
+
+    /// Takes the output at `endpoint` out of the stream (a file is finalised); the others are not
+    /// touched. The last output stays: stop the stream instead. Returns its number. Safe from any thread.
+    public func removeOutput(_ endpoint: OutputEndpoint) throws(OutputChangeError) -> Int {
+        guard let index = outputs.index(of: endpoint) else {
+            throw .unknown(endpoint.description, outputs.statuses.filter { $0.state == .sending || $0.state == .reconnecting }.map(\.address))
+        }
+        guard outputs.activeCount > 1 else { throw .lastOutput(endpoint.description) }
+        outputs.remove(index)
+        control.withLifecycle { $0.outputRemoved(index) }
+        logger.info("output removed", metadata: ["output": "\(endpoint)", "index": "\(index)"])
+        return index
+    }
+
+    /// Why an output could not be added or removed.
+    public enum OutputChangeError: Error, Sendable, Equatable {
+        case duplicate(String)
+        case unknown(String, [String])
+        case lastOutput(String)
+        case cannotStart(String, String)
+        case streamEnding
+    }
+
     /// The phase and the last output failure. Safe from any thread.
     public var status: (phase: RelayLifecycle.Phase, lastOutputError: String?) { control.status }
 

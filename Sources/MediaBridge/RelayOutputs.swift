@@ -29,6 +29,8 @@ extension MediaRelay {
             case failed
             /// Finalised at the end of the stream.
             case finished
+            /// Taken out of the stream by `remove-output` (a file is finalised).
+            case removed
         }
 
         /// The output's number in its stream: its place in the list it was started with, stable
@@ -87,6 +89,8 @@ final class RelayOutputs: Sendable {
         /// The raw caps the encoder was built for, with a reference of its own.
         var rawCaps: CapsPointer?
         var info: MediaRelay.StreamInfo?
+        /// The outputs built from the first frame are up: the stream's size and rate are known to all.
+        var outputsReady = false
         var slots: [Slot]
         /// The latest caps of the encoded video and of the audio, each with a reference of its
         /// own; a slot whose version differs gets them before its next packet.
@@ -144,7 +148,7 @@ final class RelayOutputs: Sendable {
     }
 
     /// Size, rate and audio of the stream, once the encoder was built.
-    var streamInfo: MediaRelay.StreamInfo? { state.withLock { $0.info } }
+    var streamInfo: MediaRelay.StreamInfo? { state.withLock { $0.outputsReady ? $0.info : nil } }
 
     var statuses: [MediaRelay.OutputStatus] {
         let now = ContinuousClock.now
@@ -181,19 +185,21 @@ final class RelayOutputs: Sendable {
         let encoder = try EncoderPipeline(description: text, files: encoderFiles, videoCaps: videoCaps, threadTag: threadTag)
         try encoder.start()
         gst_caps_ref(videoCaps)
-        let endpoints = state.withLock { state in
+        // An output added from here on is built by `add`; those before, here.
+        let count = state.withLock { state in
             state.encoder = encoder
             state.rawCaps = CapsPointer(pointer: videoCaps)
-            return state.slots.map(\.endpoint)
+            state.info = info
+            return state.slots.count
         }
         var failed: [(Int, MediaError)] = []
-        for index in endpoints.indices {
+        for index in 0..<count {
             do throws(MediaError) { try build(index, info: info, encoder: encoder) } catch { failed.append((index, error)) }
         }
         // Known only once the outputs are up: the audio thread starts sending when it is.
-        state.withLock { $0.info = info }
+        state.withLock { $0.outputsReady = true }
         changes.notify()
-        if failed.count == endpoints.count, let first = failed.first { throw first.1 }
+        if failed.count == count, let first = failed.first { throw first.1 }
         return (encoder, failed)
     }
 
@@ -205,6 +211,7 @@ final class RelayOutputs: Sendable {
     }
 
     private func build(_ index: Int, info: MediaRelay.StreamInfo, encoder: EncoderPipeline) throws(MediaError) {
+        guard state.withLock({ $0.slots[index].status.state != .removed }) else { return }
         let endpoint = state.withLock { $0.slots[index].endpoint }
         let output = try OutputPipeline(description: try outputDescription(endpoint, withAudio: info.hasAudio),
                                         files: library.outputFiles(for: endpoint), withAudio: info.hasAudio, threadTag: threadTag)
@@ -221,6 +228,48 @@ final class RelayOutputs: Sendable {
         }
         if endAudio { output.endAudio() }
         encoder.requestKeyframe()
+        changes.notify()
+    }
+
+    /// Adds an output to the stream; returns its number. Built at once when the stream runs (it
+    /// starts at a keyframe asked for), else with the others from the first frame.
+    func add(_ endpoint: OutputEndpoint) throws(MediaError) -> Int {
+        let (index, encoder, info) = state.withLock { state in
+            state.slots.append(Slot(endpoint: endpoint, status: .init(index: state.slots.count, address: endpoint.description, state: .sending)))
+            return (state.slots.count - 1, state.encoder, state.info)
+        }
+        if let encoder, let info {
+            do {
+                try build(index, info: info, encoder: encoder)
+            } catch {
+                giveUp(index, error: error.description)
+                throw error
+            }
+        }
+        changes.notify()
+        return index
+    }
+
+    /// The number of the output at `endpoint` that is still part of the stream.
+    func index(of endpoint: OutputEndpoint) -> Int? {
+        state.withLock { state in
+            state.slots.firstIndex { $0.endpoint == endpoint && ($0.status.state == .sending || $0.status.state == .reconnecting) }
+        }
+    }
+
+    func wasRemoved(_ index: Int) -> Bool { state.withLock { $0.slots[index].status.state == .removed } }
+
+    /// Takes output `index` out of the stream: it gets end-of-stream (a file is finalised) and
+    /// no more packets.
+    func remove(_ index: Int) {
+        let pipeline = state.withLock { state in
+            state.slots[index].status.state = .removed
+            state.slots[index].videoEnded = true
+            state.slots[index].audioEnded = true
+            return state.slots[index].pipeline
+        }
+        pipeline?.endVideo()
+        pipeline?.endAudio()
         changes.notify()
     }
 
@@ -257,12 +306,19 @@ final class RelayOutputs: Sendable {
         state.withLock { $0.slots[index].status.reconnects += 1 }
     }
 
-    /// Output `index` posted its end of stream: it is finalised.
+    /// Output `index` posted its end of stream: it is finalised. A removed output is stopped and
+    /// let go at once; the others stay until the stream's end.
     func finished(_ index: Int) {
-        state.withLock { state in
+        let released = state.withLock { state -> OutputPipeline? in
             state.slots[index].finished = true
-            state.slots[index].status.state = .finished
+            guard state.slots[index].status.state == .removed else {
+                state.slots[index].status.state = .finished
+                return nil
+            }
+            defer { state.slots[index].pipeline = nil }
+            return state.slots[index].pipeline
         }
+        released?.stop()
         changes.notify()
     }
 

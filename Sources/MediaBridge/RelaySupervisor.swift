@@ -141,6 +141,14 @@ final class RelaySupervisor: Sendable {
 
     private func handle(outputEvent event: GStreamer.BusEvent, of index: Int, watch: inout Watch) {
         guard let output = outputs.endpoint(index) else { return }
+        if outputs.wasRemoved(index) {
+            // Taken out of the stream: its end (or a failure while finishing) lets it go.
+            switch event {
+            case .endOfStream, .error: outputs.finished(index)
+            case .warning, .missingPlugin: break
+            }
+            return
+        }
         switch event {
         case .endOfStream:
             outputs.finished(index)

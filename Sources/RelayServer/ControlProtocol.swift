@@ -66,6 +66,12 @@ public struct ControlProtocol: Sendable {
         case .start(let input, let outputs, let sticker, let stream):
             let id = try registry.start(input: input, outputs: outputs, sticker: sticker, stream: stream)
             return ["stream": .string(id)]
+        case .addOutput(let id, let output):
+            let index = try registry.addOutput(output, to: id)
+            return ["stream": .string(id), "output": .number(Double(index))]
+        case .removeOutput(let id, let output):
+            let index = try registry.removeOutput(output, from: id)
+            return ["stream": .string(id), "output": .number(Double(index))]
         case .stop(let id):
             try registry.stop(id)
             return ["stream": .string(id), "state": "stopping"]

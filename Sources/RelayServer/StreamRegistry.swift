@@ -233,6 +233,51 @@ public final class StreamRegistry: Sendable {
         }
     }
 
+    /// Sends stream `id` to one more output, from its next keyframe; returns the output's number.
+    public func addOutput(_ outputText: String, to id: String) throws(ControlError) -> Int {
+        guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
+        let output = try Self.output(outputText)
+        do {
+            return try stream.session.addOutput(output)
+        } catch {
+            throw Self.controlError(error)
+        }
+    }
+
+    /// Takes an output out of stream `id` (a file is finalised); returns the output's number.
+    public func removeOutput(_ outputText: String, from id: String) throws(ControlError) -> Int {
+        guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
+        let output = try Self.output(outputText)
+        do {
+            return try stream.session.removeOutput(output)
+        } catch {
+            throw Self.controlError(error)
+        }
+    }
+
+    private static func output(_ text: String) throws(ControlError) -> OutputEndpoint {
+        do {
+            return try OutputEndpoint(parsing: text)
+        } catch {
+            throw ControlError(.badOutput, error.description)
+        }
+    }
+
+    private static func controlError(_ error: MediaRelay.OutputChangeError) -> ControlError {
+        switch error {
+        case .duplicate(let address):
+            ControlError(.duplicateOutput, "the stream already sends to \(address)")
+        case .unknown(let address, let outputs):
+            ControlError(.unknownOutput, "the stream does not send to \(address); its outputs: \(outputs.joined(separator: ", "))")
+        case .lastOutput(let address):
+            ControlError(.lastOutput, "\(address) is the stream's only output: stop the stream instead")
+        case .cannotStart(let address, let reason):
+            ControlError(.outputFailed, "output \(address) could not start: \(reason); the stream's other outputs go on")
+        case .streamEnding:
+            ControlError(.shuttingDown, "the stream is ending")
+        }
+    }
+
     private func unknownStream(_ id: String) -> ControlError {
         let names = state.withLock { $0.streams.keys.sorted() }
         return ControlError(.unknownStream, "no stream '\(id)'; running: \(names.isEmpty ? "none" : names.joined(separator: ", "))")

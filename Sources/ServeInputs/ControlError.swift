@@ -18,6 +18,14 @@ public struct ControlError: Error, Sendable, Equatable, CustomStringConvertible 
         case badInput = "bad-input"
         case badOutput = "bad-output"
         case startFailed = "start-failed"
+        /// `add-output` of an output the stream already has.
+        case duplicateOutput = "duplicate-output"
+        /// `remove-output` of an output the stream does not have.
+        case unknownOutput = "unknown-output"
+        /// `remove-output` of a stream's only output: stop the stream instead.
+        case lastOutput = "last-output"
+        /// An added output could not start (its pipeline); the stream's other outputs go on.
+        case outputFailed = "output-failed"
         /// The face tracker could not be made (the landmark model).
         case vision
         case shuttingDown = "shutting-down"

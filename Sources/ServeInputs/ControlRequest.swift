@@ -12,13 +12,15 @@ public enum EventClass: String, Sendable, CaseIterable {
 public struct ControlRequest: Sendable, Equatable {
     /// The longest request line; a longer one is refused and the connection closed.
     public static let maximumLineBytes = 64 * 1024
-    public static let commands = ["streams", "stickers", "reload-stickers", "start", "stop", "set-sticker", "stats", "subscribe"]
+    public static let commands = ["streams", "stickers", "reload-stickers", "start", "stop", "set-sticker", "add-output", "remove-output", "stats", "subscribe"]
 
     public enum Command: Sendable, Equatable {
         case streams
         case stickers
         case reloadStickers
         case start(input: String, outputs: [String], sticker: String?, stream: String?)
+        case addOutput(stream: String, output: String)
+        case removeOutput(stream: String, output: String)
         case stop(stream: String)
         case setSticker(stream: String, sticker: String)
         case stats(stream: String?)
@@ -75,6 +77,8 @@ public struct ControlRequest: Sendable, Equatable {
             return .start(input: try arguments.string("input"), outputs: try arguments.outputs(),
                           sticker: try arguments.optionalString("sticker"), stream: try arguments.optionalString("stream"))
         case "stop": return .stop(stream: try arguments.string("stream"))
+        case "add-output": return .addOutput(stream: try arguments.string("stream"), output: try arguments.string("output"))
+        case "remove-output": return .removeOutput(stream: try arguments.string("stream"), output: try arguments.string("output"))
         case "set-sticker": return .setSticker(stream: try arguments.string("stream"), sticker: try arguments.string("sticker"))
         case "stats": return .stats(stream: try arguments.optionalString("stream"))
         case "subscribe": return .subscribe(try arguments.eventClasses())

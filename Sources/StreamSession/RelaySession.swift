@@ -53,6 +53,12 @@ public final class RelaySession: Sendable {
         relay.waitForStart(until: deadline, drainingUntil: drainDeadline)
     }
 
+    /// One more output of the same encode (see `MediaRelay.addOutput`). Safe from any thread.
+    public func addOutput(_ endpoint: OutputEndpoint) throws(MediaRelay.OutputChangeError) -> Int { try relay.addOutput(endpoint) }
+
+    /// One output fewer (see `MediaRelay.removeOutput`). Safe from any thread.
+    public func removeOutput(_ endpoint: OutputEndpoint) throws(MediaRelay.OutputChangeError) -> Int { try relay.removeOutput(endpoint) }
+
     /// Every output with its state and figures. Safe from any thread.
     public var outputs: [MediaRelay.OutputStatus] { relay.outputStatuses }
 

@@ -10,7 +10,8 @@ struct Ctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Steer a running facerelay serve through its control socket.",
         discussion: "Readable tables by default, the raw reply lines with --json. Exit status: 0 when the reply is ok, 1 otherwise.",
-        subcommands: [Streams.self, StickersList.self, ReloadStickers.self, Start.self, Stop.self, SetSticker.self, Stats.self, Subscribe.self]
+        subcommands: [Streams.self, StickersList.self, ReloadStickers.self, Start.self, Stop.self, SetSticker.self, AddOutput.self, RemoveOutput.self,
+                      Stats.self, Subscribe.self]
     )
 
     struct Connection: ParsableArguments {
@@ -95,15 +96,15 @@ struct Ctl: AsyncParsableCommand {
     }
 
     struct Start: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Start a stream from INPUT to OUTPUT.")
+        static let configuration = CommandConfiguration(abstract: "Start a stream from INPUT to each OUTPUT (one encode for all).")
         @Argument(help: "rtmp://..., srt://... or a media file.") var input: String
-        @Argument(help: "rtmp://..., srt://... or a .flv/.mp4/.mkv/.ts file.") var output: String
+        @Argument(help: "rtmp://..., srt://... or a .flv/.mp4/.mkv/.ts file; several for several outputs.") var outputs: [String]
         @Option(help: "Sticker: a package name, none or landmarks (default: the configured one).") var sticker: String?
         @Option(help: "Name of the stream (default: stream-N).") var stream: String?
         @OptionGroup var connection: Connection
 
         func run() async throws {
-            var arguments: [String: JSONValue] = ["input": .string(input), "output": .string(output)]
+            var arguments: [String: JSONValue] = ["input": .string(input), "outputs": .array(outputs.map(JSONValue.string))]
             if let sticker { arguments["sticker"] = .string(sticker) }
             if let stream { arguments["stream"] = .string(stream) }
             try await connection.send("start", arguments) { "started \(text($0["stream"]))\n" }
@@ -129,6 +130,32 @@ struct Ctl: AsyncParsableCommand {
         func run() async throws {
             try await connection.send("set-sticker", ["stream": .string(stream), "sticker": .string(sticker)]) {
                 "\(text($0["stream"])): \(text($0["sticker"]))\n"
+            }
+        }
+    }
+
+    struct AddOutput: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a running stream to one more OUTPUT, from its next keyframe; its other outputs are not touched.")
+        @Argument(help: "The stream's name.") var stream: String
+        @Argument(help: "rtmp://..., srt://... or a .flv/.mp4/.mkv/.ts file.") var output: String
+        @OptionGroup var connection: Connection
+
+        func run() async throws {
+            try await connection.send("add-output", ["stream": .string(stream), "output": .string(output)]) {
+                "\(text($0["stream"])): output \(text($0["output"])) added\n"
+            }
+        }
+    }
+
+    struct RemoveOutput: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take OUTPUT out of a running stream (a file is finalised); its other outputs are not touched.")
+        @Argument(help: "The stream's name.") var stream: String
+        @Argument(help: "The output's address, as given when it was added.") var output: String
+        @OptionGroup var connection: Connection
+
+        func run() async throws {
+            try await connection.send("remove-output", ["stream": .string(stream), "output": .string(output)]) {
+                "\(text($0["stream"])): output \(text($0["output"])) removed\n"
             }
         }
     }

@@ -68,6 +68,65 @@ import Testing
         }
     }
 
+    /// `serve` sends a route with `upstreams` to both platforms; `ctl add-output` adds a third
+    /// destination mid-stream, which starts from a keyframe, and `remove-output` ends one; the
+    /// other outputs never notice.
+    @Test func serveRestreamsARouteAndOutputsComeAndGoLive() throws {
+        let first = try NginxRTMP(), second = try NginxRTMP()
+        let httpPort = freePort()
+        let ingest = try NginxRTMP.facerelayIngest(facerelayHTTP: httpPort)
+        let serve = try ServeProcess("""
+            rtmp:
+              ingest: rtmp://127.0.0.1:\(ingest.port)
+              applications:
+                live:
+                  upstreams: ["\(first.recordedURL("{key}-a"))", "\(second.recordedURL("{key}-b"))"]
+            """, httpPort: httpPort, name: "serve-restream")
+        let input = try Fixtures.path("face_720p_close.mp4")
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "12", "-c", "copy", "-f", "flv", ingest.url("alice")],
+                                         logDirectory: serve.directory, name: "publish-alice")
+        let relaying = try serve.waitForStreams(seconds: 20) { $0["alice"]?["state"] as? String == "relaying" }
+        try #require(relaying, "relaying: \(serve.log.suffix(2000))")
+        let outputs = try serve.streams()["alice"]?["outputs"] as? [[String: Any]] ?? []
+        #expect(outputs.count == 2 && outputs.allSatisfy { $0["state"] as? String == "sending" }, "\(outputs)")
+        #expect(outputs.allSatisfy { ($0["address"] as? String)?.hasSuffix("/record/****") == true }, "masked: \(outputs)")
+
+        Thread.sleep(forTimeInterval: 3)
+        let addition = try serve.result(["add-output", "alice", second.recordedURL("alice-c")])
+        #expect(addition["output"] as? Int == 2)
+        func refusal(_ arguments: [String]) throws -> String? {
+            ((try serve.ctl(arguments))["error"] as? [String: Any])?["code"] as? String
+        }
+        #expect(try refusal(["add-output", "alice", first.recordedURL("alice-a")]) == "duplicate-output")
+        #expect(try refusal(["add-output", "alice", "rtmp://nohost"]) == "bad-output")
+        #expect(try refusal(["add-output", "bob", second.recordedURL("bob-c")]) == "unknown-stream")
+        Thread.sleep(forTimeInterval: 2)
+        #expect(try serve.result(["remove-output", "alice", second.recordedURL("alice-b")])["output"] as? Int == 1)
+        #expect(try refusal(["remove-output", "alice", second.recordedURL("alice-b")]) == "unknown-output")
+        let states = (try serve.streams()["alice"]?["outputs"] as? [[String: Any]] ?? []).map { $0["state"] as? String ?? "" }
+        #expect(states == ["sending", "removed", "sending"], "\(states)")
+
+        #expect(publisher.wait(seconds: 30) == 0, "publisher: \(publisher.stderr)")
+        #expect(try serve.waitForStreams(seconds: 20) { $0.isEmpty })
+        let whole = try MediaReport(try first.recording("alice-a"))
+        let removed = try MediaReport(try second.recording("alice-b"))
+        let added = try MediaReport(try second.recording("alice-c"))
+        let wholeIndices = whole.frames.compactMap(\.index), removedIndices = removed.frames.compactMap(\.index)
+        let addedIndices = added.frames.compactMap(\.index)
+        #expect(wholeIndices.count == whole.frames.count && (wholeIndices.first ?? 99) <= 1 && wholeIndices.count >= 330,
+                "the untouched output: \(wholeIndices.count) frames from \(wholeIndices.first ?? -1)")
+        #expect(Self.gaps(wholeIndices).isEmpty, "gaps in the untouched output: \(Self.gaps(wholeIndices))")
+        #expect((removedIndices.last ?? .max) < (wholeIndices.last ?? 0) - 60, "the removed output ended at \(removedIndices.last ?? -1)")
+        #expect(Self.gaps(removedIndices).isEmpty)
+        // The added output starts at the keyframe it asked for: its first frame is a whole picture.
+        #expect(added.frames.first?.index != nil && (addedIndices.first ?? 0) > 60 && addedIndices.count >= 150,
+                "the added output: \(addedIndices.count) frames from \(added.frames.first?.index ?? -1)")
+        #expect(Self.gaps(addedIndices).isEmpty)
+        let wholeFrames = Dictionary(whole.frames.compactMap { frame in frame.index.map { ($0, frame.pixels) } }) { first, _ in first }
+        #expect(added.frames.allSatisfy { frame in frame.index.map { wholeFrames[$0] == frame.pixels } ?? false }, "one encode for every output")
+        #expect(!serve.log.contains("alice-a") && !serve.log.contains("alice-c"), "a platform key reached the log")
+    }
+
     static func gaps(_ indices: [Int]) -> [String] {
         zip(indices, indices.dropFirst()).filter { $1 != $0 + 1 }.map { "\($0)->\($1)" }
     }

@@ -16,8 +16,11 @@ import Testing
         #expect(config.defaults.tracking.expressions.rules.first { $0.analyser.name == "smile" }?.threshold == 0.5)
         #expect(config.route(application: "live", key: "carol")?.upstreams == ["rtmp://live.example.com/app/carol"])
         #expect(config.route(application: "live", key: "carol")?.sticker == "sunglasses")
+        let restreamed = try ServeConfig.parse("rtmp:\n  applications:\n    live:\n      upstreams: ['rtmp://yt/live2/{key}', 'srt://twitch:9000?streamid={key}']", file: "f.yml")
+        #expect(restreamed.route(application: "live", key: "dana")?.upstreams == ["rtmp://yt/live2/dana", "srt://twitch:9000?streamid=dana"])
         #expect(config.route(application: "live", key: "alice")?.upstreams == ["rtmp://live.example.com/app/PLATFORM-KEY-OF-ALICE"])
         #expect(config.route(application: "live", key: "alice")?.sticker == "cat")
+        #expect(config.route(application: "live", key: "bob")?.upstreams.count == 2)
         #expect(config.route(application: "other", key: "alice") == nil)
         #expect(config.srtListeners.first?.stream == "studio")
     }
@@ -54,6 +57,10 @@ import Testing
         ("defaults:\n  tracking:\n    expression_thresholds: { grin: 0.5 }", 3, "defaults.tracking.expression_thresholds.grin", "unknown expression"),
         ("rtmp:\n  applications:\n    live: { sticker: cat }", 3, "rtmp.applications.live", "has no route"),
         ("rtmp:\n  applications:\n    live: { upstream: /tmp/out.flv }", 3, "rtmp.applications.live.upstream", "an upstream is a network address"),
+        ("rtmp:\n  applications:\n    live: { upstream: rtmp://p/app/k, upstreams: [rtmp://q/app/k] }", 3, "rtmp.applications.live", "give upstream (one address) or upstreams (a list), not both"),
+        ("rtmp:\n  applications:\n    live: { upstreams: [] }", 3, "rtmp.applications.live.upstreams", "must be a list of one or more addresses"),
+        ("rtmp:\n  applications:\n    live:\n      upstreams:\n        - rtmp://p/app/{key}\n        - rtmp://p/app/{key}", 6, "rtmp.applications.live.upstreams[1]", "'rtmp://p/app/****' is listed twice"),
+        ("rtmp:\n  applications:\n    live:\n      upstreams: [rtmp://p/app/k, /tmp/o.flv]", 4, "rtmp.applications.live.upstreams[1]", "an upstream is a network address"),
         ("rtmp:\n  ingest: http://x", 2, "rtmp.ingest", "'http://x' is not an RTMP server address"),
         ("srt:\n  - listen: srt://host:9000\n    upstream: rtmp://p/app/k", 2, "srt[0].listen", "'srt://host:9000' calls out; a listener has no host"),
         ("rtmp: [", nil, "", "is not valid YAML"),
