@@ -7,8 +7,8 @@ import Synchronization
 /// The service's figures for Prometheus (`GET /metrics`), through swift-metrics handles backed by
 /// swift-prometheus. Figures are read from the streams when scraped: counters advance by what
 /// happened since the last scrape, so they never go back, and a stream's series go away with it.
-/// Labels are bounded: a stream's id (as `streams` and `start` use it), a stage, a direction, an
-/// event class, a sticker package name; never an address or a key.
+/// Labels are bounded: a stream's id (as `streams` and `start` use it), an output's number in its
+/// stream, a stage, a direction, an event class, a sticker package name; never an address or a key.
 public final class ServiceMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
@@ -28,6 +28,20 @@ public final class ServiceMetrics: Sendable {
         let overhead: CoreMetrics.Gauge
         let upstreamUp: CoreMetrics.Gauge
         var sticker: (name: String, gauge: CoreMetrics.Gauge)
+        var outputs: [Int: OutputSeries] = [:]
+    }
+
+    /// One output of a stream, labelled with its number (`output`), never its address.
+    private struct OutputSeries {
+        var bytes: Tracked<CoreMetrics.Counter>
+        var missed: Tracked<CoreMetrics.Counter>
+        var reconnects: Tracked<CoreMetrics.Counter>
+        let up: CoreMetrics.Gauge
+
+        func destroy() {
+            [bytes.handle, missed.handle, reconnects.handle].forEach { $0.destroy() }
+            up.destroy()
+        }
     }
 
     private struct State {
@@ -98,6 +112,14 @@ public final class ServiceMetrics: Sendable {
                 series.faces.record(reading.faces)
                 series.overhead.record(reading.stats.stickerOverhead.ratioToTranscode)
                 series.upstreamUp.record(reading.upstreamUp ? 1 : 0)
+                for output in reading.stats.outputs {
+                    var outputSeries = series.outputs[output.index] ?? makeOutputSeries(stream: reading.id, output: output.index)
+                    Self.advance(&outputSeries.bytes, to: Double(output.bytesSent))
+                    Self.advance(&outputSeries.missed, to: Double(output.framesMissed))
+                    Self.advance(&outputSeries.reconnects, to: Double(output.reconnects))
+                    outputSeries.up.record(output.state == MediaRelay.OutputStatus.State.sending.rawValue ? 1 : 0)
+                    series.outputs[output.index] = outputSeries
+                }
                 if series.sticker.name != reading.sticker {
                     series.sticker.gauge.destroy()
                     series.sticker = (reading.sticker, stickerGauge(stream: reading.id, sticker: reading.sticker))
@@ -111,6 +133,7 @@ public final class ServiceMetrics: Sendable {
                 series.cpu.values.forEach { $0.handle.destroy() }
                 series.reconnects.handle.destroy()
                 [series.memory, series.faces, series.overhead, series.upstreamUp, series.sticker.gauge].forEach { $0.destroy() }
+                series.outputs.values.forEach { $0.destroy() }
             }
         }
     }
@@ -124,6 +147,17 @@ public final class ServiceMetrics: Sendable {
             overhead: CoreMetrics.Gauge(label: "facerelay_stream_sticker_overhead_ratio", dimensions: stream, factory: factory),
             upstreamUp: CoreMetrics.Gauge(label: "facerelay_stream_upstream_up", dimensions: stream, factory: factory),
             sticker: (reading.sticker, stickerGauge(stream: reading.id, sticker: reading.sticker)))
+    }
+
+    private func makeOutputSeries(stream: String, output: Int) -> OutputSeries {
+        let labels = [("stream", stream), ("output", String(output))]
+        func counter(_ label: String) -> Tracked<CoreMetrics.Counter> {
+            Tracked(handle: CoreMetrics.Counter(label: label, dimensions: labels, factory: factory), last: 0)
+        }
+        return OutputSeries(bytes: counter("facerelay_stream_output_bytes_total"),
+                            missed: counter("facerelay_stream_output_frames_missed_total"),
+                            reconnects: counter("facerelay_stream_output_reconnects_total"),
+                            up: CoreMetrics.Gauge(label: "facerelay_stream_output_up", dimensions: labels, factory: factory))
     }
 
     private func stickerGauge(stream: String, sticker: String) -> CoreMetrics.Gauge {
