@@ -34,6 +34,8 @@ public struct ServeService: Sendable {
                 .init(service: http),
                 .init(service: ClosureService { try await control.run() }),
                 .init(service: ClosureService { await ticker() }),
+                // Stopped after the streams: their last events still go out.
+                .init(service: ClosureService { [registry] in await registry.webhooks.run() }),
                 .init(service: StreamsService(registry: registry, logger: logger)),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -48,6 +48,8 @@ final class ServedStream: Sendable {
     let finished = AsyncSignal()
     /// The last thumbnail and when it was made: however many pages watch, at most one a second.
     private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)
+    /// Each output's state at the last `outputChanges`, by number.
+    private let outputStates = Mutex<[Int: MediaRelay.OutputStatus.State]>([:])
 
     init(id: String, input: InputEndpoint, outputs: [OutputEndpoint], origin: StreamOrigin, stage: FaceTrackingStage, session: RelaySession) {
         self.id = id
@@ -99,6 +101,22 @@ final class ServedStream: Sendable {
             live.reason = failure?.description
         }
         finished.fire()
+    }
+
+    /// The outputs whose state changed since the last call (a new output counts as changed once
+    /// it is past sending its first packets, so that a start is not announced as a change).
+    func outputChanges() -> [MediaRelay.OutputStatus] {
+        let outputs = session.outputs
+        return outputStates.withLock { seen in
+            var changed: [MediaRelay.OutputStatus] = []
+            for output in outputs {
+                let previous = seen[output.index]
+                seen[output.index] = output.state
+                if let previous, previous != output.state { changed.append(output) }
+                if previous == nil, output.state != .sending { changed.append(output) }
+            }
+            return changed
+        }
     }
 
     /// A JPEG of the stream's output (stickers drawn), 320 pixels wide, at most one new one a second.

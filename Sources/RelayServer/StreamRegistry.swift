@@ -19,6 +19,8 @@ public final class StreamRegistry: Sendable {
     public let config: ServeConfig
     public let catalog: StickerCatalog
     public let events: EventHub
+    /// The configured webhooks, fed from `events`.
+    public let webhooks: WebhookSender
     private let library: PipelineLibrary
     private let makeTracker: TrackerFactory
     private let logger: Logger
@@ -53,6 +55,7 @@ public final class StreamRegistry: Sendable {
         self.config = config
         self.catalog = catalog
         self.events = events
+        webhooks = WebhookSender(hooks: config.webhooks, events: events, logger: logger)
         self.library = library
         self.makeTracker = makeTracker
         self.logger = logger
@@ -355,11 +358,18 @@ public final class StreamRegistry: Sendable {
             entries.append(figures)
         }
         let totals = events.totals
+        let hooks: [JSONValue] = webhooks.summary.map { hook in
+            var entry: [String: JSONValue] = ["url": .string(hook.address), "delivered": .number(Double(hook.figures.delivered)),
+                                              "failed": .number(Double(hook.figures.failed))]
+            if let error = hook.figures.lastError { entry["last_error"] = .string(error) }
+            return .object(entry)
+        }
         return ["streams": .array(entries),
                 "process": ["cpu_s": .rounded(usage.cpuSeconds), "rss_mb": .rounded(usage.residentMegabytes, 1),
                             "peak_rss_mb": .rounded(usage.peakResidentMegabytes, 1), "streams": .number(Double(chosen.count)),
                             "subscribers": .number(Double(events.subscriberCount)),
-                            "events_published": .number(Double(totals.published)), "events_dropped": .number(Double(totals.dropped))]]
+                            "events_published": .number(Double(totals.published)), "events_dropped": .number(Double(totals.dropped)),
+                            "webhooks": .array(hooks)]]
     }
 
     static func jsonValue(of stats: StreamStats) throws -> JSONValue {
@@ -379,6 +389,12 @@ public final class StreamRegistry: Sendable {
                 }
                 if let reason { event = event.adding("reason", .string(reason)) }
                 events.publish(.stream, event)
+            }
+            for output in stream.outputChanges() {
+                var event: JSONValue = ["event": "output", "stream": .string(stream.id), "output": .number(Double(output.index)),
+                                        "address": .string(output.address), "state": .string(output.state.rawValue)]
+                if output.state != .sending, let error = output.lastError { event = event.adding("reason", .string(error)) }
+                events.publish(.output, event)
             }
             if withStats, case .object(var fields) = stream.summary() {
                 fields["event"] = "stats"

@@ -4,6 +4,8 @@ import JSONTree
 /// The event classes a subscriber can ask for.
 public enum EventClass: String, Sendable, CaseIterable {
     case expression, stream, sticker, stats
+    /// An output of a stream changed state (sending, reconnecting, failed, finished, removed).
+    case output
 }
 
 /// One request line of the control protocol, read and checked before anything acts on it: the

@@ -25,8 +25,18 @@ public struct ServeConfig: Sendable {
     public var applications: [String: Application] = [:]
     /// SRT listeners that start a stream when a broadcaster connects.
     public var srtListeners: [SRTListener] = []
+    /// Receivers of the events `subscribe` delivers, POSTed to them signed.
+    public var webhooks: [Webhook] = []
 
     public init() {}
+
+    /// An HTTP(S) receiver of events: each event of `events` is POSTed to `url` as its JSON, signed
+    /// with `secret` (HMAC-SHA256 of the body, in `X-FaceRelay-Signature: sha256=HEX`).
+    public struct Webhook: Sendable, Equatable {
+        public var url: String
+        public var events: Set<EventClass>
+        public var secret: String
+    }
 
     /// Whether the HTTP listener is reachable from this machine only.
     public var httpIsLoopback: Bool {
@@ -151,7 +161,7 @@ extension ServeConfig {
         var config = ServeConfig()
         guard let root else { return config }
         let reader = ConfigReader(file: file)
-        let top = try reader.mapping(root, "", keys: ["control_socket", "http", "http_token", "http_token_file", "stickers", "pipelines", "landmark_model", "defaults", "rtmp", "srt"])
+        let top = try reader.mapping(root, "", keys: ["control_socket", "http", "http_token", "http_token_file", "stickers", "pipelines", "landmark_model", "defaults", "rtmp", "srt", "webhooks"])
         if let node = top["control_socket"] { config.controlSocket = try reader.string(node, "control_socket") }
         if let node = top["http"] {
             let text = try reader.string(node, "http")
@@ -199,6 +209,12 @@ extension ServeConfig {
             guard let sequence = node.sequence else { throw reader.error(node, "srt", "must be a list of listeners (- listen: srt://:PORT ...)") }
             for (index, item) in sequence.enumerated() {
                 config.srtListeners.append(try reader.srtListener(item, "srt[\(index)]"))
+            }
+        }
+        if let node = top["webhooks"] {
+            guard let sequence = node.sequence else { throw reader.error(node, "webhooks", "must be a list of receivers (- url: https://... events: [...] secret: ...)") }
+            for (index, item) in sequence.enumerated() {
+                config.webhooks.append(try reader.webhook(item, "webhooks[\(index)]"))
             }
         }
         return config
@@ -367,6 +383,35 @@ private struct ConfigReader {
             throw error(node, key, "has no route: give an upstream (rtmp://platform/app/{key}), upstreams (a list) or a keys table")
         }
         return application
+    }
+
+    func webhook(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.Webhook {
+        let keys = try mapping(node, key, keys: ["url", "events", "secret"])
+        guard let urlNode = keys["url"], let secretNode = keys["secret"] else {
+            throw error(node, key, "needs url (http://... or https://...) and secret (what signs each delivery)")
+        }
+        let url = try string(urlNode, "\(key).url")
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty else {
+            throw error(urlNode, "\(key).url", "'\(maskedWebhookURL(url))' is not an http:// or https:// address of a receiver")
+        }
+        let secret = try string(secretNode, "\(key).secret")
+        guard !secret.isEmpty else { throw error(secretNode, "\(key).secret", "is empty; give the secret the receiver checks signatures with") }
+        var events = Set(EventClass.allCases)
+        if let eventsNode = keys["events"] {
+            guard let names = eventsNode.sequence, !names.isEmpty else {
+                throw error(eventsNode, "\(key).events", "must be a list of \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            events = []
+            for (index, nameNode) in names.enumerated() {
+                let name = try string(nameNode, "\(key).events[\(index)]")
+                guard let kind = EventClass(rawValue: name) else {
+                    throw error(nameNode, "\(key).events[\(index)]", "unknown event class '\(name)'; one of \(EventClass.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                events.insert(kind)
+            }
+        }
+        return ServeConfig.Webhook(url: url, events: events, secret: secret)
     }
 
     func srtListener(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.SRTListener {

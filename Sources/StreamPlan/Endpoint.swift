@@ -168,3 +168,16 @@ private func splitQuery(_ text: String) -> (String, String) {
     guard let mark = text.firstIndex(of: "?") else { return (text, "") }
     return (String(text[..<mark]), String(text[text.index(after: mark)...]))
 }
+
+/// A webhook receiver's address as logs and replies show it: credentials (`user:password@`) and
+/// the query (where tokens go) hidden, scheme, host, port and path kept.
+public func maskedWebhookURL(_ text: String) -> String {
+    guard var components = URLComponents(string: text) else { return "****" }
+    if components.user != nil || components.password != nil {
+        components.user = "****"
+        components.password = nil
+    }
+    if components.query != nil { components.query = "****" }
+    components.fragment = nil
+    return components.string ?? "****"
+}

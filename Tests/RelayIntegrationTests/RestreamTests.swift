@@ -138,6 +138,74 @@ import Testing
         #expect(!serve.log.contains("alice-a") && !serve.log.contains("alice-c"), "a platform key reached the log")
     }
 
+    /// Webhooks: a real HTTP receiver gets the stream's events, each signed as documented (checked
+    /// with Python's hmac); a second receiver that accepts connections and never answers costs the
+    /// stream nothing.
+    @Test func webhooksAreSignedAndASilentReceiverCostsTheStreamNothing() throws {
+        let platform = try NginxRTMP()
+        let httpPort = freePort(), receiverPort = freePort(), silentPort = freePort()
+        let ingest = try NginxRTMP.facerelayIngest(facerelayHTTP: httpPort)
+        let directory = try Package.temporaryDirectory("webhooks")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let received = directory + "/received.jsonl"
+        let receiver = try ChildProcess("/usr/bin/python3", [Package.root.appendingPathComponent("Tests/RelayIntegrationTests/Support/webhook_receiver.py").path,
+                                                             String(receiverPort), "hook-secret", received], logDirectory: directory, name: "receiver")
+        defer { receiver.signal(SIGTERM) }
+        // Accepts connections (the kernel does, from its backlog) and never reads or answers.
+        let silent = try ChildProcess("/usr/bin/python3", ["-c", "import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1',int(sys.argv[1]))); s.listen(64); time.sleep(600)",
+                                                           String(silentPort)], logDirectory: directory, name: "silent")
+        defer { silent.signal(SIGTERM) }
+        Thread.sleep(forTimeInterval: 0.5)
+        let serve = try ServeProcess("""
+            rtmp:
+              ingest: rtmp://127.0.0.1:\(ingest.port)
+              applications:
+                live: { upstream: "\(platform.recordedURL("{key}-out"))", sticker: sunglasses }
+            webhooks:
+              - url: http://127.0.0.1:\(receiverPort)/facerelay?token=t0ken
+                events: [stream, sticker, output]
+                secret: hook-secret
+              - url: http://127.0.0.1:\(silentPort)/never
+                secret: other-secret
+            """, httpPort: httpPort, name: "serve-webhooks")
+        let input = try Fixtures.path("face_720p_close.mp4")
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "8", "-c", "copy", "-f", "flv", ingest.url("alice")],
+                                         logDirectory: serve.directory, name: "publish-alice")
+        try #require(try serve.waitForStreams(seconds: 20) { $0["alice"]?["state"] as? String == "relaying" }, "relaying: \(serve.log.suffix(2000))")
+        Thread.sleep(forTimeInterval: 2)
+        _ = try serve.result(["set-sticker", "alice", "cat"])
+        #expect(publisher.wait(seconds: 30) == 0, "publisher: \(publisher.stderr)")
+        #expect(try serve.waitForStreams(seconds: 20) { $0.isEmpty })
+        let hooks = (try serve.result(["stats"])["process"] as? [String: Any])?["webhooks"] as? [[String: Any]] ?? []
+
+        func deliveries() -> [[String: Any]] {
+            ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !deliveries().contains(where: { ($0["body"] as? [String: Any])?["state"] as? String == "ended" }), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        let got = deliveries()
+        let bodies = got.compactMap { $0["body"] as? [String: Any] }
+        #expect(!got.isEmpty && got.allSatisfy { $0["signature_valid"] as? Bool == true }, "\(got)")
+        #expect(got.allSatisfy { $0["event"] as? String == ($0["body"] as? [String: Any])?["event"] as? String && $0["content_type"] as? String == "application/json" })
+        #expect(got.allSatisfy { $0["path"] as? String == "/facerelay?token=t0ken" })
+        #expect(bodies.contains { $0["event"] as? String == "stream" && $0["state"] as? String == "started" && $0["stream"] as? String == "alice" }, "\(bodies)")
+        #expect(bodies.contains { $0["event"] as? String == "sticker" && $0["sticker"] as? String == "cat" }, "\(bodies)")
+        #expect(bodies.contains { $0["event"] as? String == "stream" && $0["state"] as? String == "ended" }, "\(bodies)")
+        #expect(!bodies.contains { $0["event"] as? String == "expression" }, "a class the receiver did not ask for")
+        // The silent receiver's deliveries were still being tried while the stream ran in real time.
+        #expect(hooks.count == 2 && hooks[1]["delivered"] as? Int == 0, "\(hooks)")
+        #expect((hooks.first?["url"] as? String)?.contains("t0ken") == false, "the receiver's token is masked: \(hooks)")
+        let recording = try MediaReport(try platform.recording("alice-out"))
+        let indices = recording.frames.compactMap(\.index)
+        #expect(indices.count >= 230 && (indices.first ?? 99) <= 1, "\(indices.count) frames from \(indices.first ?? -1)")
+        // (The last second is left out: a live input's queue may let its final frames go as the publish ends.)
+        #expect(zip(indices, indices.dropFirst()).allSatisfy { $1 == $0 + 1 || $0 > (indices.last ?? 0) - 30 }, "gaps: \(Self.gaps(indices))")
+    }
+
     static func gaps(_ indices: [Int]) -> [String] {
         zip(indices, indices.dropFirst()).filter { $1 != $0 + 1 }.map { "\($0)->\($1)" }
     }
