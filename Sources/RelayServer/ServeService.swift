@@ -34,8 +34,12 @@ public struct ServeService: Sendable {
                 .init(service: http),
                 .init(service: ClosureService { try await control.run() }),
                 .init(service: ClosureService { await ticker() }),
-                // Stopped after the streams: their last events still go out.
-                .init(service: ClosureService { [registry] in await registry.webhooks.run() }),
+                // Stopped after the streams: their last events still go out. Without receivers
+                // (or once the hub has ended) it waits for the shutdown like the others.
+                .init(service: ClosureService { [registry] in
+                    await registry.webhooks.run()
+                    try await gracefulShutdown()
+                }),
                 .init(service: StreamsService(registry: registry, logger: logger)),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
