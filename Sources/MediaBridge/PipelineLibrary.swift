@@ -102,6 +102,9 @@ public struct PipelineLibrary: Sendable {
             sink = try template("sink-srt.gst").filled(["uri": PipelineTemplate.quoted(uri)])
         case .file(let path, let container):
             sink = try template("sink-\(container.rawValue).gst").filled(["location": PipelineTemplate.quoted(path)])
+        case .recording(let recording):
+            // Each segment is built as the file it goes to; the pattern stands in for checking the template.
+            sink = try template("sink-\(recording.container.rawValue).gst").filled(["location": PipelineTemplate.quoted(recording.pattern)])
         }
         let values = ["live": live ? "true" : "false", "block": live ? "false" : "true"]
         var description = try template("output.gst").filled(values.merging(["sink": sink]) { $1 })
@@ -116,6 +119,7 @@ public struct PipelineLibrary: Sendable {
         case .rtmp: kind = "rtmp"
         case .srt: kind = "srt"
         case .file(_, let container): kind = container.rawValue
+        case .recording(let recording): kind = recording.container.rawValue
         }
         return ["output.gst", "sink-\(kind).gst", "output-audio.gst"].map { directory + "/" + $0 }
     }

@@ -1,5 +1,6 @@
 import CGStreamer
-import Logging
+import FoundationEssentials
+import Glibc
 import StreamPlan
 import Synchronization
 
@@ -79,6 +80,9 @@ final class RelayOutputs: Sendable {
         var audioEnded = false
         var videoEnded = false
         var finished = false
+        /// A recording's current segment: its file, and the running time of its first keyframe.
+        var segmentPath: String?
+        var segmentStartedAt: UInt64?
 
         /// Up, and takes packets.
         var takesPackets: Bool { pipeline != nil && !finished }
@@ -101,7 +105,11 @@ final class RelayOutputs: Sendable {
         var audioCapsGeneration = -1
         /// The input's audio stopped while its video goes on: every output relays video alone.
         var audioStopped = false
+        /// The audio thread is done: every output's audio has ended.
+        var audioFinished = false
         var videoEnded = false
+        /// Recording segments rotated out: finishing (end-of-stream sent), watched until they have.
+        var closing: [OutputPipeline] = []
     }
 
     private let state: Mutex<State>
@@ -112,6 +120,8 @@ final class RelayOutputs: Sendable {
     private let threadTag: ThreadTag
     private let live: Bool
     private let encoderFiles: [String]
+    /// Whether any output records in segments (a keyframe then checks whether one is due).
+    private let hasRecordings = Atomic<Bool>(false)
 
     init(input: InputEndpoint, outputs: [OutputEndpoint], settings: RelaySettings, library: PipelineLibrary,
          threadTag: ThreadTag, changes: ChangeSignal) throws(MediaError) {
@@ -126,6 +136,7 @@ final class RelayOutputs: Sendable {
             Slot(endpoint: endpoint, status: .init(index: index, address: endpoint.description, state: .sending))
         }
         state = Mutex(State(slots: slots))
+        if outputs.contains(where: { if case .recording = $0 { true } else { false } }) { hasRecordings.store(true, ordering: .relaxed) }
         // Built once with stand-in values so that a broken template fails now, not when the first
         // frame arrives.
         fr_unref(try GStreamer.parse(try encoderDescription(framesPerSecond: 30), files: encoderFiles))
@@ -172,7 +183,21 @@ final class RelayOutputs: Sendable {
     func isRunning(_ index: Int, _ pipeline: OutputPipeline) -> Bool { state.withLock { $0.slots[index].pipeline === pipeline } }
 
     /// Every output is finalised, down or given up: nothing is left to finish.
-    var allFinished: Bool { state.withLock { $0.slots.allSatisfy { $0.pipeline == nil || $0.finished } } }
+    var allFinished: Bool { state.withLock { $0.closing.isEmpty && $0.slots.allSatisfy { $0.pipeline == nil || $0.finished } } }
+
+    /// Recording segments being finalised: the buses the supervisor also watches.
+    var closing: [OutputPipeline] { state.withLock { $0.closing } }
+
+    /// A rotated-out segment posted its end of stream (or failed finishing): it is let go.
+    func closed(_ pipeline: OutputPipeline) {
+        let found = state.withLock { state in
+            guard let position = state.closing.firstIndex(where: { $0 === pipeline }) else { return false }
+            state.closing.remove(at: position)
+            return true
+        }
+        if found { pipeline.stop() }
+        changes.notify()
+    }
 
     /// Outputs neither given up nor finished.
     var activeCount: Int { state.withLock { $0.slots.count { $0.status.state == .sending || $0.status.state == .reconnecting } } }
@@ -213,27 +238,122 @@ final class RelayOutputs: Sendable {
     private func build(_ index: Int, info: MediaRelay.StreamInfo, encoder: EncoderPipeline) throws(MediaError) {
         guard state.withLock({ $0.slots[index].status.state != .removed }) else { return }
         let endpoint = state.withLock { $0.slots[index].endpoint }
-        let output = try OutputPipeline(description: try outputDescription(endpoint, withAudio: info.hasAudio),
-                                        files: library.outputFiles(for: endpoint), withAudio: info.hasAudio, threadTag: threadTag)
-        try output.start()
+        let (output, segment) = try makePipeline(for: endpoint, info: info)
         let endAudio = state.withLock { state in
             state.slots[index].pipeline = output
             state.slots[index].builtAt = .now
-            state.slots[index].waitsForKeyframe = true
-            state.slots[index].videoCapsVersion = 0
-            state.slots[index].audioCapsVersion = 0
-            state.slots[index].audioEnded = state.audioStopped
             state.slots[index].status.state = .sending
-            return state.audioStopped
+            state.slots[index].segmentPath = segment
+            Self.startsAtNextKeyframe(&state.slots[index], audioOver: state.audioStopped || state.audioFinished)
+            return state.audioStopped || state.audioFinished
         }
         if endAudio { output.endAudio() }
+        if case .recording(let recording) = endpoint, let segment { Self.prune(recording, keeping: [segment]) }
         encoder.requestKeyframe()
         changes.notify()
+    }
+
+    /// A started pipeline for `endpoint`; for a recording, the new segment's file too.
+    private func makePipeline(for endpoint: OutputEndpoint, info: MediaRelay.StreamInfo) throws(MediaError) -> (OutputPipeline, segment: String?) {
+        var concrete = endpoint
+        var segment: String?
+        if case .recording(let recording) = endpoint {
+            do {
+                try FileManager.default.createDirectory(atPath: recording.directory, withIntermediateDirectories: true)
+            } catch {
+                throw MediaError(.output, "cannot create the recording folder \(recording.directory): \(error)")
+            }
+            let path = recording.path(at: Int(Date().timeIntervalSince1970)) { FileManager.default.fileExists(atPath: $0) }
+            concrete = .file(path: path, container: recording.container)
+            segment = path
+        }
+        let output = try OutputPipeline(description: try outputDescription(concrete, withAudio: info.hasAudio),
+                                        files: library.outputFiles(for: endpoint), withAudio: info.hasAudio, threadTag: threadTag)
+        try output.start()
+        return (output, segment)
+    }
+
+    /// A new pipeline in the slot starts at a keyframe, and gets the caps before its first packets;
+    /// once the stream's audio is over (`audioOver`), it starts with its audio ended, or its muxer
+    /// would wait for audio for ever.
+    private static func startsAtNextKeyframe(_ slot: inout Slot, audioOver: Bool) {
+        slot.waitsForKeyframe = true
+        slot.videoCapsVersion = 0
+        slot.audioCapsVersion = 0
+        slot.audioEnded = audioOver
+        slot.segmentStartedAt = nil
+    }
+
+    /// Recordings whose segment is `segmentSeconds` long at this keyframe (running time `pts`) go
+    /// on in a new file from it: the old one gets end-of-stream and is finalised while the new one
+    /// fills, and the oldest files go past the recording's disk limit. A segment that cannot be
+    /// started keeps the current one going, tried again at the next keyframe.
+    private func rotateRecordings(at pts: UInt64) {
+        let due = state.withLock { state in
+            state.slots.indices.compactMap { index -> (Int, OutputEndpoint.Recording)? in
+                guard case .recording(let recording) = state.slots[index].endpoint, state.slots[index].status.state == .sending,
+                      state.slots[index].pipeline != nil, !state.slots[index].videoEnded,
+                      let started = state.slots[index].segmentStartedAt, pts >= started + UInt64(recording.segmentSeconds) * 1_000_000_000 else { return nil }
+                return (index, recording)
+            }
+        }
+        guard !due.isEmpty, let info = state.withLock({ $0.info }) else { return }
+        for (index, recording) in due {
+            guard let (output, segment) = try? makePipeline(for: .recording(recording), info: info) else { continue }
+            let (old, oldSegment, endAudio) = state.withLock { state in
+                let old = state.slots[index].pipeline, oldSegment = state.slots[index].segmentPath
+                if let old { state.closing.append(old) }
+                state.slots[index].pipeline = output
+                state.slots[index].segmentPath = segment
+                Self.startsAtNextKeyframe(&state.slots[index], audioOver: state.audioStopped || state.audioFinished)
+                return (old, oldSegment, state.audioStopped || state.audioFinished)
+            }
+            if endAudio { output.endAudio() }
+            old?.endVideo()
+            old?.endAudio()
+            // The segment being finalised is kept with the new one.
+            if let segment { Self.prune(recording, keeping: [segment] + (oldSegment.map { [$0] } ?? [])) }
+        }
+        changes.notify()
+    }
+
+    /// Deletes a recording's oldest files while they take more than its disk limit; never `keeping`.
+    /// Its files are those in its folder whose names fit its pattern (each strftime field any text).
+    static func prune(_ recording: OutputEndpoint.Recording, keeping: [String]) {
+        guard let limit = recording.maxDiskMegabytes else { return }
+        let name = recording.pattern.split(separator: "/").last.map(String.init) ?? recording.pattern
+        let stem = String(name.dropLast(recording.container.rawValue.count + 1))
+        var glob = ""
+        var escaped = false
+        for character in stem {
+            if escaped {
+                glob += "*"
+                escaped = false
+            } else if character == "%" {
+                escaped = true
+            } else {
+                glob.append(character)
+            }
+        }
+        glob += "*." + recording.container.rawValue
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: recording.directory)) ?? [])
+            .filter { fnmatch(glob, $0, 0) == 0 }
+            .map { recording.directory + "/" + $0 }
+            .compactMap { path -> (path: String, size: Int, modified: Date)? in
+                guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+                return (path, (attributes[.size] as? Int) ?? 0, (attributes[.modificationDate] as? Date) ?? .distantPast)
+            }
+            .sorted { $0.modified < $1.modified }
+        var total = files.reduce(0) { $0 + $1.size }
+        for file in files where total > limit * 1_048_576 && !keeping.contains(file.path) {
+            if (try? FileManager.default.removeItem(atPath: file.path)) != nil { total -= file.size }
+        }
     }
 
     /// Adds an output to the stream; returns its number. Built at once when the stream runs (it
     /// starts at a keyframe asked for), else with the others from the first frame.
     func add(_ endpoint: OutputEndpoint) throws(MediaError) -> Int {
+        if case .recording = endpoint { hasRecordings.store(true, ordering: .relaxed) }
         let (index, encoder, info) = state.withLock { state in
             state.slots.append(Slot(endpoint: endpoint, status: .init(index: state.slots.count, address: endpoint.description, state: .sending)))
             return (state.slots.count - 1, state.encoder, state.info)
@@ -325,7 +445,7 @@ final class RelayOutputs: Sendable {
     /// Stops every output and then the encoder (which ends the packet thread's wait).
     func stopAll() {
         let (outputs, encoder) = state.withLock { state in
-            (state.slots.compactMap(\.pipeline), state.encoder)
+            (state.slots.compactMap(\.pipeline) + state.closing, state.encoder)
         }
         for output in outputs { output.stop() }
         if let encoder { fr_set_state(encoder.pipeline, GST_STATE_NULL) }
@@ -363,6 +483,8 @@ final class RelayOutputs: Sendable {
     private func send(video buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>, targets: inout [OutputPipeline]) {
         let keyframe = fr_buffer_is_keyframe(buffer) != 0
         let size = Int(fr_buffer_size(buffer))
+        let pts = UInt64(fr_buffer_pts(buffer))
+        if keyframe, hasRecordings.load(ordering: .relaxed) { rotateRecordings(at: pts) }
         targets.removeAll(keepingCapacity: true)
         state.withLock { state in
             if state.videoCaps?.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer, caps) == 0 }) ?? true {
@@ -386,6 +508,7 @@ final class RelayOutputs: Sendable {
                         continue
                     }
                     state.slots[index].waitsForKeyframe = false
+                    if case .recording = state.slots[index].endpoint { state.slots[index].segmentStartedAt = pts }
                 }
                 if state.slots[index].videoCapsVersion != state.videoCapsVersion, let videoCaps = state.videoCaps {
                     output.setVideoCaps(videoCaps.pointer)
@@ -438,7 +561,7 @@ final class RelayOutputs: Sendable {
     /// ends its audio, so that no muxer waits for it, and an output built later starts without.
     func endAudio(stopped: Bool) {
         let outputs = state.withLock { state in
-            if stopped { state.audioStopped = true }
+            if stopped { state.audioStopped = true } else { state.audioFinished = true }
             return state.slots.indices.compactMap { index -> OutputPipeline? in
                 guard !state.slots[index].audioEnded, let pipeline = state.slots[index].pipeline else { return nil }
                 state.slots[index].audioEnded = true

@@ -46,6 +46,18 @@ final class RelaySupervisor: Sendable {
             if let encoder = outputs.encoder {
                 while let event = GStreamer.popBus(encoder.pipeline, timeoutNanoseconds: 0) { handle(encoderEvent: event, watch: &watch) }
             }
+            for segment in outputs.closing {
+                // A recording's rotated-out segment: its end (or a failure while finishing) lets it go.
+                while let event = GStreamer.popBus(segment.pipeline, timeoutNanoseconds: 0) {
+                    switch event {
+                    case .endOfStream: outputs.closed(segment)
+                    case .error(let error):
+                        logger.warning("a recording segment did not finish cleanly: \(error.summary)")
+                        outputs.closed(segment)
+                    case .warning, .missingPlugin: break
+                    }
+                }
+            }
             for (index, output) in outputs.running {
                 // Only while it is the output's pipeline: once taken down, its last messages are not the output's.
                 while outputs.isRunning(index, output), let event = GStreamer.popBus(output.pipeline, timeoutNanoseconds: 0) {
@@ -64,6 +76,7 @@ final class RelaySupervisor: Sendable {
     /// Sleeps until a message waits on a bus, a thread changed something, or `deadline`.
     private func waitForEvent(ingest: IngestPipeline, until deadline: ContinuousClock.Instant?) {
         let pipelines = [ingest.pipeline, outputs.encoder?.pipeline].compactMap { $0 } + outputs.running.map(\.pipeline.pipeline)
+            + outputs.closing.map(\.pipeline)
         var descriptors = pipelines.map { pollfd(fd: fr_bus_pollfd($0), events: Int16(POLLIN), revents: 0) }
         descriptors.append(pollfd(fd: control.changes.descriptor ?? -1, events: Int16(POLLIN), revents: 0))
         // Rounded up, and a millisecond more: woken before its deadline, the supervisor would

@@ -427,7 +427,7 @@ public final class StreamRegistry: Sendable {
         let input = "\(config.rtmpIngest)/\(application)/\(key)"
         let started = await offload { [self] in
             Result { () throws(ControlError) in
-                try start(input: input, outputs: route.upstreams, sticker: route.sticker, stream: nil,
+                try start(input: input, outputs: route.outputs, sticker: route.sticker, stream: nil,
                           origin: origin)
             }
         }

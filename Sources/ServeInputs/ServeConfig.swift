@@ -99,13 +99,20 @@ public struct ServeConfig: Sendable {
         /// Empty when only the keys table routes.
         public var upstreams: [String] = []
         public var sticker: String?
+        /// A recording of every key's stream (`{key}` in it is the ingest key).
+        public var record: String?
         public var keys: [String: Route] = [:]
     }
 
-    /// Where one broadcast goes: one encode, sent to every upstream.
+    /// Where one broadcast goes: one encode, sent to every upstream and, if set, recorded.
     public struct Route: Sendable {
         public var upstreams: [String]
         public var sticker: String?
+        /// A file pattern with strftime fields, rotated in segments (see `OutputEndpoint.Recording`).
+        public var record: String? = nil
+
+        /// Every output of the stream.
+        public var outputs: [String] { upstreams + (record.map { [$0] } ?? []) }
     }
 
     public struct SRTListener: Sendable {
@@ -133,9 +140,12 @@ public struct ServeConfig: Sendable {
     /// The upstream and sticker for a publish to `application`/`key`, or nil when it has no route.
     public func route(application: String, key: String) -> Route? {
         guard let app = applications[application] else { return nil }
-        if let route = app.keys[key] { return Route(upstreams: route.upstreams, sticker: route.sticker ?? app.sticker) }
+        if let route = app.keys[key] {
+            return Route(upstreams: route.upstreams, sticker: route.sticker ?? app.sticker, record: (route.record ?? app.record)?.replacing("{key}", with: key))
+        }
         guard !app.upstreams.isEmpty else { return nil }
-        return Route(upstreams: app.upstreams.map { $0.replacing("{key}", with: key) }, sticker: app.sticker)
+        return Route(upstreams: app.upstreams.map { $0.replacing("{key}", with: key) }, sticker: app.sticker,
+                     record: app.record?.replacing("{key}", with: key))
     }
 }
 
@@ -363,20 +373,37 @@ private struct ConfigReader {
         }
     }
 
+    /// A `record` value: a file pattern with strftime fields, `?segment_s=N&max_disk_mb=N` optional.
+    func record(_ node: Node, _ key: String) throws(ConfigError) -> String {
+        let text = try string(node, key)
+        do {
+            guard case .recording = try OutputEndpoint(parsing: text.replacing("{key}", with: "key")) else {
+                throw error(node, key, "a recording's file name needs strftime fields (e.g. /var/lib/facerelay/{key}/%Y-%m-%d_%H-%M-%S.mkv), or every publish would overwrite it")
+            }
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw self.error(node, key, "\(error)")
+        }
+        return text
+    }
+
     func application(_ node: Node, _ key: String) throws(ConfigError) -> ServeConfig.Application {
-        let keys = try mapping(node, key, keys: ["upstream", "upstreams", "sticker", "keys"])
+        let keys = try mapping(node, key, keys: ["upstream", "upstreams", "sticker", "record", "keys"])
         var application = ServeConfig.Application()
         application.upstreams = try upstreams(keys, of: node, key) ?? []
+        if let value = keys["record"] { application.record = try record(value, "\(key).record") }
         if let value = keys["sticker"] { application.sticker = try string(value, "\(key).sticker") }
         if let table = keys["keys"] {
             for (name, value) in try anyMapping(table, "\(key).keys") {
                 let path = "\(key).keys.\(name)"
-                let route = try mapping(value, path, keys: ["upstream", "upstreams", "sticker"])
+                let route = try mapping(value, path, keys: ["upstream", "upstreams", "sticker", "record"])
                 guard let upstreams = try upstreams(route, of: value, path) else {
                     throw error(value, path, "needs an upstream (rtmp://... or srt://...) or upstreams (a list)")
                 }
                 application.keys[name] = ServeConfig.Route(upstreams: upstreams,
-                                                           sticker: try route["sticker"].map { node throws(ConfigError) in try string(node, "\(path).sticker") })
+                                                           sticker: try route["sticker"].map { node throws(ConfigError) in try string(node, "\(path).sticker") },
+                                                           record: try route["record"].map { node throws(ConfigError) in try record(node, "\(path).record") })
             }
         }
         if application.upstreams.isEmpty, application.keys.isEmpty {

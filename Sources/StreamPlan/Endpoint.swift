@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// Where a stream comes from.
 public enum InputEndpoint: Equatable, Sendable, CustomStringConvertible {
@@ -60,6 +61,50 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
     case rtmp(url: String)
     case srt(uri: String)
     case file(path: String, container: Container)
+    /// Files that rotate: a path with strftime fields (`%Y-%m-%d_%H-%M-%S.mkv`).
+    case recording(Recording)
+
+    /// A recording in segments: a new file from the first keyframe `segmentSeconds` of stream time
+    /// after the current one began, the oldest deleted once the recording's files take more than
+    /// `maxDiskMegabytes`.
+    public struct Recording: Equatable, Sendable {
+        /// A path with strftime fields, expanded (local time) when each segment starts.
+        public var pattern: String
+        public var container: Container
+        public var segmentSeconds: Int
+        /// Nil: no limit.
+        public var maxDiskMegabytes: Int?
+
+        public static let defaultSegmentSeconds = 600
+
+        public init(pattern: String, container: Container, segmentSeconds: Int = defaultSegmentSeconds, maxDiskMegabytes: Int? = nil) {
+            self.pattern = pattern
+            self.container = container
+            self.segmentSeconds = segmentSeconds
+            self.maxDiskMegabytes = maxDiskMegabytes
+        }
+
+        /// The folder of every segment (the pattern's, which has no strftime field).
+        public var directory: String {
+            pattern.contains("/") ? String(pattern[..<pattern.lastIndex(of: "/")!]) : "."
+        }
+
+        /// The file the segment starting at `date` (seconds since 1970) goes to; `taken` says
+        /// whether a name is already used (two segments in the same second get -1, -2...).
+        public func path(at date: Int, taken: (String) -> Bool) -> String {
+            var time = time_t(date)
+            var parts = tm()
+            localtime_r(&time, &parts)
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let length = strftime(&buffer, buffer.count, pattern, &parts)
+            let name = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : pattern
+            guard taken(name) else { return name }
+            let stem = String(name.dropLast(container.rawValue.count + 1))
+            var number = 1
+            while taken("\(stem)-\(number).\(container.rawValue)") { number += 1 }
+            return "\(stem)-\(number).\(container.rawValue)"
+        }
+    }
 
     public enum Container: String, Sendable, CaseIterable {
         case flv, mp4, mkv, ts
@@ -67,8 +112,10 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
 
     /// Network outputs are rebuilt when the far end goes away; a file output is not.
     public var isNetwork: Bool {
-        if case .file = self { return false }
-        return true
+        switch self {
+        case .rtmp, .srt: return true
+        case .file, .recording: return false
+        }
     }
 
     /// The address with its stream key or passphrase hidden: what logs, replies and errors show.
@@ -77,6 +124,8 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
         case .rtmp(let url): return maskedAddress(url)
         case .srt(let uri): return maskedAddress(uri)
         case .file(let path, _): return path
+        case .recording(let recording):
+            return recording.pattern + "?segment_s=\(recording.segmentSeconds)" + (recording.maxDiskMegabytes.map { "&max_disk_mb=\($0)" } ?? "")
         }
     }
 
@@ -88,16 +137,40 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
         } else if text.contains("://") {
             throw EndpointError(text, role: "output", reason: "unsupported scheme", hint: Self.outputHint)
         } else {
-            let name = text.split(separator: "/").last.map(String.init) ?? text
+            let (path, query) = splitQuery(text)
+            let name = path.split(separator: "/").last.map(String.init) ?? path
             let ext = name.contains(".") ? String(name.split(separator: ".").last ?? "").lowercased() : ""
             guard let container = Container(rawValue: ext) else {
                 throw EndpointError(text, role: "output", reason: "unknown file type '.\(ext)'", hint: Self.outputHint)
             }
-            let directory = text.contains("/") ? String(text[..<text.lastIndex(of: "/")!]) : ""
-            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory + "/.") {
-                throw EndpointError(text, role: "output", reason: "directory \(directory) does not exist", hint: "create it first")
+            let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : ""
+            if directory.contains("%") {
+                throw EndpointError(text, role: "output", reason: "a recording's folder cannot change with time", hint: "put the strftime fields (%Y, %H...) in the file name only")
             }
-            self = .file(path: text, container: container)
+            guard path.contains("%") else {
+                if !query.isEmpty {
+                    throw EndpointError(text, role: "output", reason: "segment_s and max_disk_mb are for a recording", hint: "give the file name strftime fields, e.g. show-%Y-%m-%d_%H-%M-%S.mkv")
+                }
+                if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory + "/.") {
+                    throw EndpointError(text, role: "output", reason: "directory \(directory) does not exist", hint: "create it first")
+                }
+                self = .file(path: path, container: container)
+                return
+            }
+            var recording = Recording(pattern: path, container: container, segmentSeconds: Recording.defaultSegmentSeconds, maxDiskMegabytes: nil)
+            let hint = "a recording looks like /folder/show-%Y-%m-%d_%H-%M-%S.mkv?segment_s=600&max_disk_mb=20000"
+            for parameter in query.split(separator: "&") where !parameter.isEmpty {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2, let value = Int(pair[1]), value > 0 else {
+                    throw EndpointError(text, role: "output", reason: "'\(parameter)' is not NAME=POSITIVE-NUMBER", hint: hint)
+                }
+                switch pair[0] {
+                case "segment_s": recording.segmentSeconds = value
+                case "max_disk_mb": recording.maxDiskMegabytes = value
+                default: throw EndpointError(text, role: "output", reason: "unknown option '\(pair[0])'", hint: hint)
+                }
+            }
+            self = .recording(recording)
         }
     }
 

@@ -46,6 +46,26 @@ import Testing
         } throws: { "\($0)".contains("directory /no/such/dir does not exist") }
     }
 
+    /// A file name with strftime fields records in segments; its options come after `?`.
+    @Test func aFileNameWithTimeFieldsIsARecording() throws {
+        let recording = OutputEndpoint.Recording(pattern: "/rec/show-%Y%m%d-%H%M%S.mkv", container: .mkv, segmentSeconds: 60, maxDiskMegabytes: 500)
+        #expect(try OutputEndpoint(parsing: "/rec/show-%Y%m%d-%H%M%S.mkv?segment_s=60&max_disk_mb=500") == .recording(recording))
+        #expect(try OutputEndpoint(parsing: "rec-%H.ts") == .recording(.init(pattern: "rec-%H.ts", container: .ts, segmentSeconds: 600, maxDiskMegabytes: nil)))
+        let hourly = try OutputEndpoint(parsing: "rec-%H.ts")
+        #expect(recording.directory == "/rec" && !hourly.isNetwork)
+        // 2024-03-05 06:07:08 UTC, named in local time; a name already taken gets -1, -2...
+        let moment = 1_709_618_828
+        let name = recording.path(at: moment) { _ in false }
+        let expectedLength = "/rec/show-20240305-060708.mkv".count
+        #expect(name.hasPrefix("/rec/show-2024030") && name.hasSuffix(".mkv") && name.count == expectedLength)
+        let second: String = recording.path(at: moment) { $0 == name }
+        #expect(second == String(name.dropLast(4)) + "-1.mkv")
+        for (text, problem) in [("/rec/%Y/show.mkv", "a recording's folder cannot change with time"), ("show.mkv?segment_s=5", "segment_s and max_disk_mb are for a recording"),
+                                ("show-%H.mkv?segment_s=-1", "'segment_s=-1' is not NAME=POSITIVE-NUMBER"), ("show-%H.mkv?keep=3", "unknown option 'keep'")] {
+            #expect { try OutputEndpoint(parsing: text) } throws: { "\($0)".contains(problem) }
+        }
+    }
+
     @Test func networkOutputsAreReconnectedFilesAreNot() throws {
         #expect(try OutputEndpoint(parsing: "rtmp://a.example/live/k").isNetwork)
         #expect(try OutputEndpoint(parsing: "srt://a.example:9000").isNetwork)

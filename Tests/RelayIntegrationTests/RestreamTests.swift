@@ -68,19 +68,39 @@ import Testing
         }
     }
 
-    /// `serve` sends a route with `upstreams` to both platforms; `ctl add-output` adds a third
-    /// destination mid-stream, which starts from a keyframe, and `remove-output` ends one; the
-    /// other outputs never notice.
+    /// `serve` sends a route with `upstreams` to both platforms and records it; `ctl add-output`
+    /// adds a third destination mid-stream, which starts from a keyframe, and `remove-output` ends
+    /// one; the other outputs never notice. Webhooks: a real HTTP receiver gets the events, each
+    /// signed as documented (checked with Python's hmac); a second receiver that accepts
+    /// connections and never answers costs the stream nothing.
     @Test func serveRestreamsARouteAndOutputsComeAndGoLive() throws {
         let first = try NginxRTMP(), second = try NginxRTMP()
-        let httpPort = freePort()
+        let httpPort = freePort(), receiverPort = freePort(), silentPort = freePort()
         let ingest = try NginxRTMP.facerelayIngest(facerelayHTTP: httpPort)
+        let directory = try Package.temporaryDirectory("serve-restream")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let received = directory + "/received.jsonl"
+        let receiver = try ChildProcess("/usr/bin/python3", [Package.root.appendingPathComponent("Tests/RelayIntegrationTests/Support/webhook_receiver.py").path,
+                                                             String(receiverPort), "hook-secret", received], logDirectory: directory, name: "receiver")
+        defer { receiver.signal(SIGTERM) }
+        // Accepts connections (the kernel does, from its backlog) and never reads or answers.
+        let silent = try ChildProcess("/usr/bin/python3", ["-c", "import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1',int(sys.argv[1]))); s.listen(64); time.sleep(600)",
+                                                           String(silentPort)], logDirectory: directory, name: "silent")
+        defer { silent.signal(SIGTERM) }
+        Thread.sleep(forTimeInterval: 0.5)
         let serve = try ServeProcess("""
             rtmp:
               ingest: rtmp://127.0.0.1:\(ingest.port)
               applications:
                 live:
                   upstreams: ["\(first.recordedURL("{key}-a"))", "\(second.recordedURL("{key}-b"))"]
+                  record: \(directory)/rec/{key}/%Y%m%d-%H%M%S.mkv
+            webhooks:
+              - url: http://127.0.0.1:\(receiverPort)/facerelay?token=t0ken
+                events: [stream, output]
+                secret: hook-secret
+              - url: http://127.0.0.1:\(silentPort)/never
+                secret: other-secret
             """, httpPort: httpPort, name: "serve-restream")
         let input = try Fixtures.path("face_720p_close.mp4")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "12", "-c", "copy", "-f", "flv", ingest.url("alice")],
@@ -88,12 +108,12 @@ import Testing
         let relaying = try serve.waitForStreams(seconds: 20) { $0["alice"]?["state"] as? String == "relaying" }
         try #require(relaying, "relaying: \(serve.log.suffix(2000))")
         let outputs = try serve.streams()["alice"]?["outputs"] as? [[String: Any]] ?? []
-        #expect(outputs.count == 2 && outputs.allSatisfy { $0["state"] as? String == "sending" }, "\(outputs)")
-        #expect(outputs.allSatisfy { ($0["address"] as? String)?.hasSuffix("/record/****") == true }, "masked: \(outputs)")
+        #expect(outputs.count == 3 && outputs.allSatisfy { $0["state"] as? String == "sending" }, "\(outputs)")
+        #expect(outputs.prefix(2).allSatisfy { ($0["address"] as? String)?.hasSuffix("/record/****") == true }, "masked: \(outputs)")
 
         Thread.sleep(forTimeInterval: 3)
         let addition = try serve.result(["add-output", "alice", second.recordedURL("alice-c")])
-        #expect(addition["output"] as? Int == 2)
+        #expect(addition["output"] as? Int == 3)
         func refusal(_ arguments: [String]) throws -> String? {
             ((try serve.ctl(arguments))["error"] as? [String: Any])?["code"] as? String
         }
@@ -104,13 +124,18 @@ import Testing
         #expect(try serve.result(["remove-output", "alice", second.recordedURL("alice-b")])["output"] as? Int == 1)
         #expect(try refusal(["remove-output", "alice", second.recordedURL("alice-b")]) == "unknown-output")
         let states = (try serve.streams()["alice"]?["outputs"] as? [[String: Any]] ?? []).map { $0["state"] as? String ?? "" }
-        #expect(states == ["sending", "removed", "sending"], "\(states)")
+        #expect(states == ["sending", "removed", "sending", "sending"], "\(states)")
         // Each output has its series, labelled by number, never by address.
         let metrics = try String(decoding: run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(serve.httpPort)/metrics"]), as: UTF8.self)
         #expect(metrics.contains("facerelay_stream_output_up{stream=\"alice\",output=\"0\"} 1"), "\(metrics)")
         #expect(metrics.contains("facerelay_stream_output_up{stream=\"alice\",output=\"1\"} 0"))
-        #expect(metrics.contains("facerelay_stream_output_bytes_total{stream=\"alice\",output=\"2\"}"))
+        #expect(metrics.contains("facerelay_stream_output_bytes_total{stream=\"alice\",output=\"3\"}"))
         #expect(!metrics.contains("alice-a") && !metrics.contains("record/"))
+
+        // The silent receiver's deliveries are still being tried while the stream runs in real time.
+        let hooks = (try serve.result(["stats"])["process"] as? [String: Any])?["webhooks"] as? [[String: Any]] ?? []
+        #expect(hooks.count == 2 && hooks[1]["delivered"] as? Int == 0, "\(hooks)")
+        #expect((hooks.first?["url"] as? String)?.contains("t0ken") == false, "the receiver's token is masked: \(hooks)")
 
         #expect(publisher.wait(seconds: 30) == 0, "publisher: \(publisher.stderr)")
         #expect(try serve.waitForStreams(seconds: 20) { $0.isEmpty })
@@ -136,48 +161,16 @@ import Testing
         let wholeFrames = Dictionary(whole.frames.compactMap { frame in frame.index.map { ($0, frame.pixels) } }) { first, _ in first }
         #expect(added.frames.allSatisfy { frame in frame.index.map { wholeFrames[$0] == frame.pixels } ?? false }, "one encode for every output")
         #expect(!serve.log.contains("alice-a") && !serve.log.contains("alice-c"), "a platform key reached the log")
-    }
 
-    /// Webhooks: a real HTTP receiver gets the stream's events, each signed as documented (checked
-    /// with Python's hmac); a second receiver that accepts connections and never answers costs the
-    /// stream nothing.
-    @Test func webhooksAreSignedAndASilentReceiverCostsTheStreamNothing() throws {
-        let platform = try NginxRTMP()
-        let httpPort = freePort(), receiverPort = freePort(), silentPort = freePort()
-        let ingest = try NginxRTMP.facerelayIngest(facerelayHTTP: httpPort)
-        let directory = try Package.temporaryDirectory("webhooks")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let received = directory + "/received.jsonl"
-        let receiver = try ChildProcess("/usr/bin/python3", [Package.root.appendingPathComponent("Tests/RelayIntegrationTests/Support/webhook_receiver.py").path,
-                                                             String(receiverPort), "hook-secret", received], logDirectory: directory, name: "receiver")
-        defer { receiver.signal(SIGTERM) }
-        // Accepts connections (the kernel does, from its backlog) and never reads or answers.
-        let silent = try ChildProcess("/usr/bin/python3", ["-c", "import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1',int(sys.argv[1]))); s.listen(64); time.sleep(600)",
-                                                           String(silentPort)], logDirectory: directory, name: "silent")
-        defer { silent.signal(SIGTERM) }
-        Thread.sleep(forTimeInterval: 0.5)
-        let serve = try ServeProcess("""
-            rtmp:
-              ingest: rtmp://127.0.0.1:\(ingest.port)
-              applications:
-                live: { upstream: "\(platform.recordedURL("{key}-out"))", sticker: sunglasses }
-            webhooks:
-              - url: http://127.0.0.1:\(receiverPort)/facerelay?token=t0ken
-                events: [stream, sticker, output]
-                secret: hook-secret
-              - url: http://127.0.0.1:\(silentPort)/never
-                secret: other-secret
-            """, httpPort: httpPort, name: "serve-webhooks")
-        let input = try Fixtures.path("face_720p_close.mp4")
-        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "8", "-c", "copy", "-f", "flv", ingest.url("alice")],
-                                         logDirectory: serve.directory, name: "publish-alice")
-        try #require(try serve.waitForStreams(seconds: 20) { $0["alice"]?["state"] as? String == "relaying" }, "relaying: \(serve.log.suffix(2000))")
-        Thread.sleep(forTimeInterval: 2)
-        _ = try serve.result(["set-sticker", "alice", "cat"])
-        #expect(publisher.wait(seconds: 30) == 0, "publisher: \(publisher.stderr)")
-        #expect(try serve.waitForStreams(seconds: 20) { $0.isEmpty })
-        let hooks = (try serve.result(["stats"])["process"] as? [String: Any])?["webhooks"] as? [[String: Any]] ?? []
+        // The route's recording: one segment (600 s by default), whole and playable.
+        let recorded = try FileManager.default.contentsOfDirectory(atPath: directory + "/rec/alice")
+        #expect(recorded.count == 1, "\(recorded)")
+        if let file = recorded.first {
+            let recording = try MediaReport(directory + "/rec/alice/" + file)
+            #expect(recording.frames.compactMap(\.index) == wholeIndices, "the recording has what the untouched platform got")
+        }
 
+        // Webhooks: every delivery signed, of the classes asked for, to the address as configured.
         func deliveries() -> [[String: Any]] {
             ((try? String(contentsOfFile: received, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -193,17 +186,46 @@ import Testing
         #expect(got.allSatisfy { $0["event"] as? String == ($0["body"] as? [String: Any])?["event"] as? String && $0["content_type"] as? String == "application/json" })
         #expect(got.allSatisfy { $0["path"] as? String == "/facerelay?token=t0ken" })
         #expect(bodies.contains { $0["event"] as? String == "stream" && $0["state"] as? String == "started" && $0["stream"] as? String == "alice" }, "\(bodies)")
-        #expect(bodies.contains { $0["event"] as? String == "sticker" && $0["sticker"] as? String == "cat" }, "\(bodies)")
+        #expect(bodies.contains { $0["event"] as? String == "output" && $0["output"] as? Int == 1 && $0["state"] as? String == "removed" }, "\(bodies)")
         #expect(bodies.contains { $0["event"] as? String == "stream" && $0["state"] as? String == "ended" }, "\(bodies)")
-        #expect(!bodies.contains { $0["event"] as? String == "expression" }, "a class the receiver did not ask for")
-        // The silent receiver's deliveries were still being tried while the stream ran in real time.
-        #expect(hooks.count == 2 && hooks[1]["delivered"] as? Int == 0, "\(hooks)")
-        #expect((hooks.first?["url"] as? String)?.contains("t0ken") == false, "the receiver's token is masked: \(hooks)")
-        let recording = try MediaReport(try platform.recording("alice-out"))
-        let indices = recording.frames.compactMap(\.index)
-        #expect(indices.count >= 230 && (indices.first ?? 99) <= 1, "\(indices.count) frames from \(indices.first ?? -1)")
-        // (The last second is left out: a live input's queue may let its final frames go as the publish ends.)
-        #expect(zip(indices, indices.dropFirst()).allSatisfy { $1 == $0 + 1 || $0 > (indices.last ?? 0) - 30 }, "gaps: \(Self.gaps(indices))")
+        #expect(!bodies.contains { ["expression", "sticker", "stats"].contains($0["event"] as? String ?? "") }, "a class the receiver did not ask for")
+        #expect(!bodies.contains { ($0["address"] as? String).map { $0.hasPrefix("rtmp") && $0.contains("alice") } == true }, "platform keys are masked in events")
+    }
+
+    /// A recording beside a file output, the input paced as a live one (`--realtime`): it rotates
+    /// at the keyframe that ends each segment of stream time, every kept segment plays on its own
+    /// from its first frame, with its audio, the kept ones follow on without a gap to the stream's
+    /// last frame, and the oldest files (an earlier recording's first) go once the recording passes
+    /// its disk limit. The other output gets every frame.
+    @Test func aRecordingRotatesIntoPlayableSegmentsWithinItsDiskLimit() throws {
+        let directory = try Package.temporaryDirectory("recording")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = directory + "/rec"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let stale = folder + "/show-20200101-000000.mkv"
+        try Data(repeating: 0, count: 2_000_000).write(to: URL(fileURLWithPath: stale))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: stale)
+        let input = try Fixtures.path("face_720p.mp4")
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", input, "--realtime", "--output", directory + "/whole.mkv",
+                                                          "--output", folder + "/show-%Y%m%d-%H%M%S.mkv?segment_s=2&max_disk_mb=1",
+                                                          "--keyframe-interval", "1", "--bitrate", "6000"], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 120) == 0, "facerelay: \(relay.stderr)")
+        #expect(try MediaReport(directory + "/whole.mkv").frames.compactMap(\.index) == Array(0..<180))
+        #expect(!FileManager.default.fileExists(atPath: stale), "the earlier recording's file is the first to go")
+
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("show-") && $0.hasSuffix(".mkv") }
+        let segments = try names.map { try MediaReport(folder + "/" + $0) }.sorted { ($0.frames.first?.index ?? 0) < ($1.frames.first?.index ?? 0) }
+        // 6 s in 2 s segments makes three, of about 1.5 MB at 6000 kbit/s: 1 MB holds fewer.
+        #expect(segments.count >= 1 && segments.count < 3, "\(names)")
+        for segment in segments {
+            let indices = segment.frames.compactMap(\.index)
+            #expect(segment.frames.first?.index != nil && indices.count == segment.frames.count, "\(segment.path) starts with a whole picture")
+            #expect(Self.gaps(indices).isEmpty && (indices.first ?? 1) % 60 == 0, "\(segment.path): \(indices.first ?? -1)...\(indices.last ?? -1)")
+            #expect(indices.count == 60 || indices.last == 179, "\(segment.path): \(indices.count) frames")
+            #expect(segment.audio?.codec == "aac")
+        }
+        let kept = segments.flatMap { $0.frames.compactMap(\.index) }
+        #expect(kept.last == 179 && Self.gaps(kept).isEmpty, "the kept segments follow on to the end: \(Self.gaps(kept))")
     }
 
     static func gaps(_ indices: [Int]) -> [String] {

@@ -21,6 +21,7 @@ import Testing
         #expect(config.route(application: "live", key: "alice")?.upstreams == ["rtmp://live.example.com/app/PLATFORM-KEY-OF-ALICE"])
         #expect(config.route(application: "live", key: "alice")?.sticker == "cat")
         #expect(config.route(application: "live", key: "bob")?.upstreams.count == 2)
+        #expect(config.route(application: "live", key: "bob")?.outputs.last == "/var/lib/facerelay/bob/%Y-%m-%d_%H-%M-%S.mkv?segment_s=600&max_disk_mb=20000")
         #expect(config.route(application: "other", key: "alice") == nil)
         #expect(config.srtListeners.first?.stream == "studio")
     }
@@ -64,6 +65,8 @@ import Testing
         ("webhooks:\n  - url: ftp://user:pw@x/y\n    secret: s", 2, "webhooks[0].url", "'ftp://****@x/y' is not an http:// or https:// address"),
         ("webhooks:\n  - url: http://x/y", 2, "webhooks[0]", "needs url (http://... or https://...) and secret"),
         ("webhooks:\n  - url: http://x/y\n    secret: s\n    events: [smiles]", 4, "webhooks[0].events[0]", "unknown event class 'smiles'"),
+        ("rtmp:\n  applications:\n    live: { upstream: rtmp://p/app/k, record: /tmp/show.mkv }", 3, "rtmp.applications.live.record", "a recording's file name needs strftime fields"),
+        ("rtmp:\n  applications:\n    live: { upstream: rtmp://p/app/k, record: '/tmp/%Y.mkv?segment_s=0' }", 3, "rtmp.applications.live.record", "invalid output '/tmp/%Y.mkv?segment_s=0': 'segment_s=0' is not NAME=POSITIVE-NUMBER"),
         ("rtmp:\n  ingest: http://x", 2, "rtmp.ingest", "'http://x' is not an RTMP server address"),
         ("srt:\n  - listen: srt://host:9000\n    upstream: rtmp://p/app/k", 2, "srt[0].listen", "'srt://host:9000' calls out; a listener has no host"),
         ("rtmp: [", nil, "", "is not valid YAML"),
