@@ -1,63 +1,7 @@
 import CGStreamer
 import FoundationEssentials
-import Glibc
 import StreamPlan
 import Synchronization
-
-extension MediaRelay {
-    public struct StreamInfo: Sendable {
-        public let width: Int
-        public let height: Int
-        public let framesPerSecond: Double
-        public let hasAudio: Bool
-
-        public init(width: Int, height: Int, framesPerSecond: Double, hasAudio: Bool) {
-            self.width = width
-            self.height = height
-            self.framesPerSecond = framesPerSecond
-            self.hasAudio = hasAudio
-        }
-    }
-
-    /// One output of a stream, as an operator sees it.
-    public struct OutputStatus: Sendable, Equatable {
-        public enum State: String, Sendable {
-            /// Built; the first packets go out.
-            case sending
-            /// Failed; rebuilt after the lifecycle's pause (see `RelayLifecycle`).
-            case reconnecting
-            /// Given up (unreachable past the give-up time, a file that cannot be written, removed).
-            case failed
-            /// Finalised at the end of the stream.
-            case finished
-            /// Taken out of the stream by `remove-output` (a file is finalised).
-            case removed
-        }
-
-        /// The output's number in its stream: its place in the list it was started with, stable
-        /// while the stream lives (an added output gets the next number).
-        public let index: Int
-        /// The address, its stream key or passphrase masked.
-        public let address: String
-        public var state: State
-        /// Encoded video and audio handed to the muxer since the stream started.
-        public var bytesSent = 0
-        public var framesSent = 0
-        /// Encoded frames this output did not get: while it was down, waiting for a keyframe after
-        /// coming back, or skipped for being too far behind.
-        public var framesMissed = 0
-        public var reconnects = 0
-        /// Since the output was last built, while it sends.
-        public var connectedSeconds: Double = 0
-        public var lastError: String?
-
-        public init(index: Int, address: String, state: State) {
-            self.index = index
-            self.address = address
-            self.state = state
-        }
-    }
-}
 
 /// The encoder and the outputs of one stream: built from the first frame, the encoder once, each
 /// output again after its failure. The frame thread pushes to the encoder; the packet thread
@@ -248,7 +192,7 @@ final class RelayOutputs: Sendable {
             return state.audioStopped || state.audioFinished
         }
         if endAudio { output.endAudio() }
-        if case .recording(let recording) = endpoint, let segment { Self.prune(recording, keeping: [segment]) }
+        if case .recording(let recording) = endpoint, let segment { recording.deleteOldestFiles(keeping: [segment]) }
         encoder.requestKeyframe()
         changes.notify()
     }
@@ -312,42 +256,9 @@ final class RelayOutputs: Sendable {
             old?.endVideo()
             old?.endAudio()
             // The segment being finalised is kept with the new one.
-            if let segment { Self.prune(recording, keeping: [segment] + (oldSegment.map { [$0] } ?? [])) }
+            if let segment { recording.deleteOldestFiles(keeping: [segment] + (oldSegment.map { [$0] } ?? [])) }
         }
         changes.notify()
-    }
-
-    /// Deletes a recording's oldest files while they take more than its disk limit; never `keeping`.
-    /// Its files are those in its folder whose names fit its pattern (each strftime field any text).
-    static func prune(_ recording: OutputEndpoint.Recording, keeping: [String]) {
-        guard let limit = recording.maxDiskMegabytes else { return }
-        let name = recording.pattern.split(separator: "/").last.map(String.init) ?? recording.pattern
-        let stem = String(name.dropLast(recording.container.rawValue.count + 1))
-        var glob = ""
-        var escaped = false
-        for character in stem {
-            if escaped {
-                glob += "*"
-                escaped = false
-            } else if character == "%" {
-                escaped = true
-            } else {
-                glob.append(character)
-            }
-        }
-        glob += "*." + recording.container.rawValue
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: recording.directory)) ?? [])
-            .filter { fnmatch(glob, $0, 0) == 0 }
-            .map { recording.directory + "/" + $0 }
-            .compactMap { path -> (path: String, size: Int, modified: Date)? in
-                guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
-                return (path, (attributes[.size] as? Int) ?? 0, (attributes[.modificationDate] as? Date) ?? .distantPast)
-            }
-            .sorted { $0.modified < $1.modified }
-        var total = files.reduce(0) { $0 + $1.size }
-        for file in files where total > limit * 1_048_576 && !keeping.contains(file.path) {
-            if (try? FileManager.default.removeItem(atPath: file.path)) != nil { total -= file.size }
-        }
     }
 
     /// Adds an output to the stream; returns its number. Built at once when the stream runs (it
@@ -394,28 +305,19 @@ final class RelayOutputs: Sendable {
     }
 
     /// Output `index` failed and will be rebuilt: it is taken down, and misses frames meanwhile.
-    func takeDown(_ index: Int, error: String) {
-        let pipeline = state.withLock { state in
-            defer {
-                state.slots[index].pipeline = nil
-                state.slots[index].status.state = .reconnecting
-                state.slots[index].status.lastError = error
-            }
-            return state.slots[index].pipeline
-        }
-        pipeline?.stop()
-        changes.notify()
-    }
+    func takeDown(_ index: Int, error: String) { stop(index, leaving: .reconnecting, error: error) }
 
     /// Output `index` is given up for good.
-    func giveUp(_ index: Int, error: String) {
-        let pipeline = state.withLock { state in
+    func giveUp(_ index: Int, error: String) { stop(index, leaving: .failed, error: error) }
+
+    private func stop(_ index: Int, leaving state: MediaRelay.OutputStatus.State, error: String) {
+        let pipeline = self.state.withLock { slots in
             defer {
-                state.slots[index].pipeline = nil
-                state.slots[index].status.state = .failed
-                state.slots[index].status.lastError = error
+                slots.slots[index].pipeline = nil
+                slots.slots[index].status.state = state
+                slots.slots[index].status.lastError = error
             }
-            return state.slots[index].pipeline
+            return slots.slots[index].pipeline
         }
         pipeline?.stop()
         changes.notify()

@@ -27,6 +27,7 @@ enum DashboardPage {
   canvas.cpu { width: 100%; height: 60px; margin-top: .4rem; background: #181b20; border-radius: 6px; }
   .stages { width: 100%; font-size: .78rem; color: var(--dim); border-collapse: collapse; margin-top: .3rem; }
   .stages td { text-align: right; padding: 0 .2rem; } .stages td:first-child { text-align: left; }
+  .outputs { width: 100%; font-size: .78rem; border-collapse: collapse; margin-top: .3rem; } .outputs td { padding: .1rem .2rem; } .outputs td:first-child { color: var(--dim); word-break: break-all; }
   .picker { display: flex; flex-wrap: wrap; gap: .35rem; margin-top: .5rem; }
   .picker button { background: #262b32; border: 2px solid transparent; border-radius: 8px; color: var(--text); padding: .2rem; cursor: pointer; display: flex; flex-direction: column; align-items: center; font-size: .7rem; min-width: 58px; }
   .picker button img { width: 48px; height: 48px; object-fit: contain; }
@@ -89,6 +90,7 @@ function showEvent(event) {
   const text = event.event === "expression" ? `${event.stream} face ${event.face}: ${event.expression} ${event.state || (event.started ? "start" : "end")}`
     : event.event === "sticker" ? `${event.stream}: sticker ${event.sticker}`
     : event.event === "stream" ? `${event.stream}: ${event.state}${event.reason ? " (" + event.reason + ")" : ""}`
+    : event.event === "output" ? `${event.stream} output ${event.output} (${event.address}): ${event.state}${event.reason ? " (" + event.reason + ")" : ""}`
     : JSON.stringify(event);
   const line = element("div", {}, [element("b", { text: new Date().toLocaleTimeString() + " " }), document.createTextNode(text)]);
   eventsBox.prepend(line);
@@ -121,10 +123,11 @@ function makeCard(id) {
   const figures = element("div", { class: "figures" });
   const chart = element("canvas", { class: "cpu", width: 320, height: 60 });
   const stages = element("table", { class: "stages" });
+  const outputs = element("table", { class: "outputs" });
   const picker = element("div", { class: "picker" });
   const root = element("article", { class: "stream", "data-stream": id }, [thumb, element("div", { class: "body" }, [
-    element("h2", {}, [element("span", { text: id }), state]), figures, chart, stages, picker])]);
-  const card = { id, root, thumb, state, figures, chart, stages, picker, history: [], previous: null, sticker: null, loading: false };
+    element("h2", {}, [element("span", { text: id }), state]), figures, chart, stages, outputs, picker])]);
+  const card = { id, root, thumb, state, figures, chart, stages, outputs, picker, history: [], previous: null, sticker: null, loading: false };
   thumb.addEventListener("load", () => { card.loading = false; });
   thumb.addEventListener("error", () => { card.loading = false; });
   buildPicker(card);
@@ -164,6 +167,10 @@ function showFigures(result) {
     card.stages.replaceChildren(
       element("tr", {}, [element("td", { text: "ms/frame" }), ...stageNames.map(name => element("td", { text: name }))]),
       element("tr", {}, [element("td", { text: "" }), ...stageNames.map(name => element("td", { text: (stages[name]?.ms_per_frame ?? 0).toFixed(2) }))]));
+    // One row per output: where it goes (masked), its state, its bitrate since the stream began, what it missed.
+    card.outputs.replaceChildren(...(stream.outputs || []).map(output => element("tr", { "data-state": output.state }, [
+      element("td", { text: output.address }), element("td", { class: "state " + (output.state === "sending" ? "relaying" : output.state), text: output.state }),
+      element("td", { text: `${(output.bitrate_kbps ?? 0).toFixed(0)} kbit/s` }), element("td", { text: `${output.frames_missed ?? 0} missed` })])));
     const total = stageNames.reduce((sum, name) => sum + (stages[name]?.cpu_s ?? 0), 0);
     const now = performance.now() / 1000;
     if (card.previous) card.history.push(Math.max(0, (total - card.previous.total) / (now - card.previous.at) * 100));

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Where a stream comes from.
 public enum InputEndpoint: Equatable, Sendable, CustomStringConvertible {
@@ -63,48 +62,6 @@ public enum OutputEndpoint: Equatable, Sendable, CustomStringConvertible {
     case file(path: String, container: Container)
     /// Files that rotate: a path with strftime fields (`%Y-%m-%d_%H-%M-%S.mkv`).
     case recording(Recording)
-
-    /// A recording in segments: a new file from the first keyframe `segmentSeconds` of stream time
-    /// after the current one began, the oldest deleted once the recording's files take more than
-    /// `maxDiskMegabytes`.
-    public struct Recording: Equatable, Sendable {
-        /// A path with strftime fields, expanded (local time) when each segment starts.
-        public var pattern: String
-        public var container: Container
-        public var segmentSeconds: Int
-        /// Nil: no limit.
-        public var maxDiskMegabytes: Int?
-
-        public static let defaultSegmentSeconds = 600
-
-        public init(pattern: String, container: Container, segmentSeconds: Int = defaultSegmentSeconds, maxDiskMegabytes: Int? = nil) {
-            self.pattern = pattern
-            self.container = container
-            self.segmentSeconds = segmentSeconds
-            self.maxDiskMegabytes = maxDiskMegabytes
-        }
-
-        /// The folder of every segment (the pattern's, which has no strftime field).
-        public var directory: String {
-            pattern.contains("/") ? String(pattern[..<pattern.lastIndex(of: "/")!]) : "."
-        }
-
-        /// The file the segment starting at `date` (seconds since 1970) goes to; `taken` says
-        /// whether a name is already used (two segments in the same second get -1, -2...).
-        public func path(at date: Int, taken: (String) -> Bool) -> String {
-            var time = time_t(date)
-            var parts = tm()
-            localtime_r(&time, &parts)
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let length = strftime(&buffer, buffer.count, pattern, &parts)
-            let name = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : pattern
-            guard taken(name) else { return name }
-            let stem = String(name.dropLast(container.rawValue.count + 1))
-            var number = 1
-            while taken("\(stem)-\(number).\(container.rawValue)") { number += 1 }
-            return "\(stem)-\(number).\(container.rawValue)"
-        }
-    }
 
     public enum Container: String, Sendable, CaseIterable {
         case flv, mp4, mkv, ts

@@ -33,6 +33,7 @@ import Testing
         let thumbnails = seen["thumbnails"] as? [[Int]] ?? []
         #expect(thumbnails.count == 2 && thumbnails.allSatisfy { $0 == [320, 180] }, "thumbnails \(thumbnails) (a 16:9 picture 320 wide)")
         #expect((seen["stickers"] as? [String] ?? []).contains("cat"), "the picker lists the packages")
+        #expect(seen["outputs"] as? [[String]] == [["sending"], ["sending"]], "each card lists its output: \(seen["outputs"] ?? "none")")
         #expect(try serve.streams()["alice"]?["sticker"] as? String == "none", "the click reached the stream")
         #expect(try serve.streams()["bob"]?["sticker"] as? String == "sunglasses")
         if let keep = ProcessInfo.processInfo.environment["FACERELAY_DASHBOARD_SCREENSHOT"] {

@@ -83,10 +83,12 @@ try:
         const thumbs = found.map(card => card.querySelector('img.thumb'));
         if (thumbs.some(img => !img.complete || img.naturalWidth === 0)) return null;
         if (found.some(card => card.querySelectorAll('.picker button img').length === 0)) return null;
+        if (found.some(card => card.querySelectorAll('table.outputs tr').length === 0)) return null;
         if (found.some(card => card.querySelectorAll('.picker img').length !== [...card.querySelectorAll('.picker img')].filter(i => i.complete && i.naturalWidth > 0).length)) return null;
         return {{cards: document.querySelectorAll('article.stream').length,
                 thumbnails: thumbs.map(img => [img.naturalWidth, img.naturalHeight]),
-                stickers: [...found[0].querySelectorAll('.picker button')].map(b => b.dataset.sticker)}};
+                stickers: [...found[0].querySelectorAll('.picker button')].map(b => b.dataset.sticker),
+                outputs: found.map(card => [...card.querySelectorAll('table.outputs tr')].map(row => row.dataset.state))}};
     }})()""", 60)
     # Let a few seconds of figures draw the CPU charts before the picture is taken.
     time.sleep(4)
