@@ -37,8 +37,6 @@ final class OutputPipeline: @unchecked Sendable {
         fr_unref(pipeline)
     }
 
-    var hasAudio: Bool { audioSource != nil }
-
     func start() throws(MediaError) {
         if fr_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE {
             throw MediaError(.output, "the output pipeline failed to start")
