@@ -77,19 +77,11 @@ public final class StreamRegistry: Sendable {
         }
         guard !outputTexts.isEmpty else { throw ControlError(.badOutput, "a stream needs at least one output") }
         for text in outputTexts {
-            do {
-                let output = try OutputEndpoint(parsing: text)
-                guard !outputs.contains(output) else {
-                    throw ControlError(.badOutput, "output \(output) is given twice: each output gets the stream once")
-                }
-                outputs.append(output)
-            } catch let error as EndpointError {
-                throw ControlError(.badOutput, error.description)
-            } catch let error as ControlError {
-                throw error
-            } catch {
-                throw ControlError(.badOutput, "\(error)")
+            let output = try Self.output(text)
+            guard !outputs.contains(output) else {
+                throw ControlError(.badOutput, "output \(output) is given twice: each output gets the stream once")
             }
+            outputs.append(output)
         }
         if let stream, !StickerCatalog.isPlainName(stream) {
             throw ControlError(.badArgument, "stream name '\(stream)' must be 1-64 letters, digits, '-', '_' or '.'")
@@ -238,21 +230,20 @@ public final class StreamRegistry: Sendable {
 
     /// Sends stream `id` to one more output, from its next keyframe; returns the output's number.
     public func addOutput(_ outputText: String, to id: String) throws(ControlError) -> Int {
-        guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
-        let output = try Self.output(outputText)
-        do {
-            return try stream.session.addOutput(output)
-        } catch {
-            throw Self.controlError(error)
-        }
+        try changeOutputs(of: id, outputText) { session, output throws(MediaRelay.OutputChangeError) in try session.addOutput(output) }
     }
 
     /// Takes an output out of stream `id` (a file is finalised); returns the output's number.
     public func removeOutput(_ outputText: String, from id: String) throws(ControlError) -> Int {
+        try changeOutputs(of: id, outputText) { session, output throws(MediaRelay.OutputChangeError) in try session.removeOutput(output) }
+    }
+
+    private func changeOutputs(of id: String, _ outputText: String,
+                               _ change: (RelaySession, OutputEndpoint) throws(MediaRelay.OutputChangeError) -> Int) throws(ControlError) -> Int {
         guard let stream = state.withLock({ $0.streams[id] }) else { throw unknownStream(id) }
         let output = try Self.output(outputText)
         do {
-            return try stream.session.removeOutput(output)
+            return try change(stream.session, output)
         } catch {
             throw Self.controlError(error)
         }
