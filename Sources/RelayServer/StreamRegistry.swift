@@ -434,11 +434,16 @@ public final class StreamRegistry: Sendable {
         return id
     }
 
-    /// Waits (up to 3 s) until a relay plays this key, so that nginx-rtmp gives it the publish
-    /// from its first frame.
+    /// Waits until a relay plays this key, so that nginx-rtmp gives it the publish from its first
+    /// frame (a player that joins later starts at the next keyframe, seconds in). Bounded below
+    /// nginx-rtmp's `netcall_timeout` (10 s), past which nginx would drop the publish: a stream
+    /// that starts slowly (a busy machine starting several at once takes more than 3 s) still
+    /// gets everything; one that never plays lets the broadcaster through after 8 s.
     private func waitForPlay(_ played: String) async {
-        await state.withLock { $0.play(played) }.wait(upTo: .seconds(3))
+        await state.withLock { $0.play(played) }.wait(upTo: Self.playWaitLimit)
     }
+
+    static let playWaitLimit: Duration = .seconds(8)
 
     /// nginx-rtmp's `on_play`: notes that a relay (or anyone) plays this key.
     public func playStarted(application: String, key: String) {
