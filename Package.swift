@@ -46,6 +46,20 @@ let package = Package(
                 .linkedLibrary("opencv_core"), .linkedLibrary("lapack"), .linkedLibrary("blas"),
             ]
         ),
+        // Sticker pictures (PNG, APNG, GIF, WebP, SVG) decoded to RGBA frames with Debian's libpng,
+        // giflib, libwebp and librsvg, behind a pure-C header. The include folders are named here
+        // rather than read from pkg-config, whose -pthread SwiftPM refuses with a warning on every build.
+        .target(
+            name: "CStickerImages",
+            cSettings: [.unsafeFlags(["-I/usr/include/librsvg-2.0", "-I/usr/include/glib-2.0", "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
+                                      "-I/usr/include/gdk-pixbuf-2.0", "-I/usr/include/cairo"])],
+            linkerSettings: [
+                .linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
+                .linkedLibrary("gif"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"), .linkedLibrary("png16"), .linkedLibrary("z"),
+            ]
+        ),
+        // Sticker pictures read from files within limits, with their frame delays; SVG checked and drawn.
+        .target(name: "StickerPictures", dependencies: ["CStickerImages", "FrameKit"]),
         // Pixel-level frame views and timing, with no C imports: what every stage works on.
         .target(name: "FrameKit"),
         // A JSON document as a tree: what the sticker loader checks field by field, and what the
@@ -59,7 +73,7 @@ let package = Package(
         // The dlib/OpenCV landmarker, detector and pose solver behind FaceTracking's protocols.
         .target(name: "FaceVision", dependencies: ["CFaceVision", "FaceTracking", "FrameKit"]),
         // Sticker packages: loading and checking, triggers and timelines, placement on a face. No pixels.
-        .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit", "JSONTree"]),
+        .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit", "JSONTree", "StickerPictures"]),
         // Drawing on YUV frames: sticker blending and the tracking overlay.
         .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit"]),
         // The only module that touches GStreamer: pipelines from Pipelines/, appsink/appsrc, bus.
@@ -150,6 +164,7 @@ let package = Package(
         // forwards every call to glibc's.
         .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "FaceTracking", "FrameKit", "MediaBridge"]),
+        .testTarget(name: "StickerPicturesTests", dependencies: ["StickerPictures", "FrameKit"]),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "FrameKit"]),
         .testTarget(name: "FaceStageTests", dependencies: ["FaceStage", "FaceTestSupport", "Compositor", "FaceTracking", "FrameKit", "StickerKit"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "FrameKit"]),
@@ -165,8 +180,8 @@ let package = Package(
 // --sanitize=fuzzer): libFuzzer supplies their main, so a plain `swift build` could not link them.
 if Context.environment["FACERELAY_FUZZ"] == "1" {
     let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
-        ("fuzz-sticker-json", ["FaceTracking", "FrameKit", "MediaBridge", "StickerKit"]),
-        ("fuzz-sticker-png", ["FaceTracking", "MediaBridge", "StickerKit"]),
+        ("fuzz-sticker-json", ["FaceTracking", "FrameKit", "StickerKit"]),
+        ("fuzz-sticker-picture", ["FrameKit", "StickerPictures"]),
         ("fuzz-control-request", ["ServeInputs", "JSONTree"]),
         ("fuzz-serve-config", ["ServeInputs"]),
     ]

@@ -2,6 +2,7 @@ import FoundationEssentials
 import FrameKit
 import Glibc
 import JSONTree
+import StickerPictures
 
 /// One thing wrong with a sticker package: which file, which field, and what to do.
 public struct StickerProblem: Sendable, Equatable, CustomStringConvertible {
@@ -25,24 +26,26 @@ public struct StickerLoadError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Reads a sticker folder (`sticker.json` and its PNG frames) and checks all of it: the JSON's
-/// shape and values, that every frame exists, decodes and has a sane size, landmark indices, and
-/// triggers (known expressions, existing items, no cycles). Either the whole package loads or none of
-/// it does, so a bad package can never replace a running one.
+/// Reads a sticker folder (`sticker.json` and its pictures) and checks all of it: the JSON's
+/// shape and values, that every frame exists, decodes within the picture limits and has a sane
+/// size, landmark indices, and triggers (known expressions, existing items, no cycles). Either the
+/// whole package loads or none of it does, so a bad package can never replace a running one.
 public struct StickerLoader: Sendable {
     public static let fileName = "sticker.json"
-    public static let maximumSide = 2048
-    public static let maximumFrames = 240
     public static let maximumItems = 32
+    /// Decoded pixels of every frame of every item together: 32 M is 128 MB of RGBA.
+    public static let maximumPackagePixels = 32 * 1024 * 1024
 
-    /// Decodes one PNG file to RGBA, throwing an error that says what is wrong with it.
-    public let decodePNG: @Sendable (String) throws -> RGBAImage
     /// The expression names triggers may use.
     public let expressions: [String]
+    public let pictures: PictureDecoder
 
-    public init(expressions: [String], decodePNG: @escaping @Sendable (String) throws -> RGBAImage) {
+    public var maximumSide: Int { pictures.limits.maximumSide }
+    public var maximumFrames: Int { pictures.limits.maximumFrames }
+
+    public init(expressions: [String], pictures: PictureDecoder = PictureDecoder()) {
         self.expressions = expressions
-        self.decodePNG = decodePNG
+        self.pictures = pictures
     }
 
     public func load(directory: String) throws(StickerLoadError) -> StickerPackage {
@@ -104,6 +107,10 @@ public struct StickerLoader: Sendable {
         for (index, value) in itemValues.enumerated() {
             if let item = parseItem(value, at: "items[\(index)]", ids: ids, directory: directory, checker: checker) { items.append(item) }
         }
+        let pixels = items.reduce(0) { $0 + $1.frames.count * $1.designWidth * $1.designHeight }
+        if pixels > Self.maximumPackagePixels {
+            checker.report("items", "decode to \(pixels / 1_048_576) M pixels together, over the limit of \(Self.maximumPackagePixels / 1_048_576) M; use fewer or smaller frames")
+        }
         checkCycles(items: items, checker: checker)
         let ordered = items.enumerated().sorted { ($0.element.z, $0.offset) < ($1.element.z, $1.offset) }.map(\.element)
         return StickerPackage(name: name, title: title, directory: directory, items: ordered)
@@ -116,8 +123,10 @@ public struct StickerLoader: Sendable {
         let id = checker.string(item, "id", at: path)
         let frames = parseFrames(item, at: path, directory: directory, checker: checker)
         let fps = checker.number(item, "fps", at: path, default: 0, range: 0...120)
-        if let frames, frames.count > 1, fps == 0 {
-            checker.report(path + ".fps", "is needed for an item with \(frames.count) frames: give the frames per second (1...120)")
+        if let frames, frames.delays != nil, item["fps"] != nil {
+            checker.report(path + ".fps", "is for a list of frames; an animated picture shows its frames for its own delays, leave fps out")
+        } else if let frames, frames.images.count > 1, frames.delays == nil, fps == 0 {
+            checker.report(path + ".fps", "is needed for an item with \(frames.images.count) frames: give the frames per second (1...120)")
         }
         let loop = checker.bool(item, "loop", at: path, default: true)
         let z = checker.integer(item, "z", at: path, default: 0, range: -1000...1000)
@@ -125,36 +134,48 @@ public struct StickerLoader: Sendable {
         let duration = item["duration"] == nil ? nil : checker.number(item, "duration", at: path, range: 0.01...3600)
         let begin = item["begin"] == nil ? .always : parseTrigger(item, "begin", at: path, id: id, ids: ids, checker: checker)
         let end = item["end"] == nil ? nil : parseTrigger(item, "end", at: path, id: id, ids: ids, checker: checker)
-        let size = frames?.first.map { (Double($0.width), Double($0.height)) }
+        let size = frames?.images.first.map { (Double($0.width), Double($0.height)) }
         let placement = parsePlacement(item, at: path, designSize: size, checker: checker)
-        if let frames, frames.count == 1, loop == false, fps == 0, duration == nil {
+        if let frames, frames.images.count == 1, loop == false, fps == 0, duration == nil {
             checker.report(path + ".loop", "is false on a single picture without fps or duration, so it would show for one frame; give a duration in seconds")
         }
         guard let id, let frames, let fps, let loop, let z, let follow3D, let placement, let begin else { return nil }
-        return StickerItem(id: id, frames: frames, fps: fps, loop: loop, z: z, placement: placement,
-                           begin: begin, end: end, duration: duration, follow3D: follow3D)
+        let seconds = frames.delays ?? Array(repeating: fps > 0 ? 1 / fps : 0, count: frames.images.count)
+        return StickerItem(id: id, frames: frames.images, frameSeconds: seconds, drawings: frames.drawings, loop: loop, z: z,
+                           placement: placement, begin: begin, end: end, duration: duration, follow3D: follow3D)
     }
 
-    private func parseFrames(_ item: [String: JSONValue], at path: String, directory: String, checker: Checker) -> [RGBAImage]? {
+    /// An item's frames: the pictures listed, or the frames of its one animated picture.
+    private struct Frames {
+        var images: [RGBAImage] = []
+        /// The animated picture's own delays, seconds.
+        var delays: [Double]?
+        /// The SVG documents, when every frame is one.
+        var drawings: [VectorDrawing]? = []
+    }
+
+    private func parseFrames(_ item: [String: JSONValue], at path: String, directory: String, checker: Checker) -> Frames? {
         guard let names = checker.array(item, "frames", at: path) else { return nil }
         let field = path + ".frames"
+        let formats = "PNG, APNG, GIF, WebP or SVG"
         guard !names.isEmpty else {
-            checker.report(field, "is empty; list the item's PNG files, e.g. [\"glasses.png\"]")
+            checker.report(field, "is empty; list the item's picture files, e.g. [\"glasses.png\"] (\(formats))")
             return nil
         }
-        guard names.count <= Self.maximumFrames else {
-            checker.report(field, "has \(names.count) frames; at most \(Self.maximumFrames) are allowed")
+        guard names.count <= maximumFrames else {
+            checker.report(field, "has \(names.count) frames; at most \(maximumFrames) are allowed")
             return nil
         }
-        var images: [RGBAImage] = []
+        var frames = Frames()
+        var decoded = 0
         for (index, value) in names.enumerated() {
             let framePath = "\(field)[\(index)]"
             guard case .string(let name) = value else {
-                checker.report(framePath, "must be a PNG file name, not \(value.kind)")
+                checker.report(framePath, "must be a picture file name, not \(value.kind)")
                 continue
             }
-            guard !name.hasPrefix("/"), !name.split(separator: "/").contains(".."), name.lowercased().hasSuffix(".png") else {
-                checker.report(framePath, "'\(name)' must be a .png file inside the sticker folder")
+            guard !name.hasPrefix("/"), !name.split(separator: "/").contains(".."), let named = PictureFormat.named(name) else {
+                checker.report(framePath, "'\(name)' must be a \(formats) file inside the sticker folder")
                 continue
             }
             let file = directory + "/" + name
@@ -162,35 +183,33 @@ public struct StickerLoader: Sendable {
                 checker.report(framePath, "'\(name)' does not exist in \(directory)")
                 continue
             }
-            // Only a file that starts as a PNG reaches the decoder, whose own type detection would
-            // otherwise find a picture further in, past the size check.
-            guard let header = PNGHeader(file: file) else {
-                checker.report(framePath, "'\(name)' does not decode as a PNG: it does not start with PNG's signature and header; save the picture as PNG")
-                continue
-            }
-            guard (1...Self.maximumSide).contains(header.width), (1...Self.maximumSide).contains(header.height) else {
-                checker.report(framePath, "'\(name)' is \(header.width)x\(header.height); each side must be 1...\(Self.maximumSide) px")
-                continue
-            }
-            let image: RGBAImage
+            let picture: Picture
             do {
-                image = try decodePNG(file)
+                picture = try pictures.decode(file: file)
             } catch {
-                checker.report(framePath, "'\(name)' does not decode as a PNG: \(error)")
+                checker.report(framePath, "'\(name)' \(error.message)")
                 continue
             }
-            guard (1...Self.maximumSide).contains(image.width), (1...Self.maximumSide).contains(image.height) else {
-                checker.report(framePath, "'\(name)' is \(image.width)x\(image.height); each side must be 1...\(Self.maximumSide) px")
+            guard picture.format == named else {
+                checker.report(framePath, "'\(name)' holds a \(picture.format.rawValue.uppercased()) picture; name it .\(picture.format.fileExtensions[0])")
                 continue
             }
-            if let first = images.first, first.width != image.width || first.height != image.height {
-                checker.report(framePath, "'\(name)' is \(image.width)x\(image.height) but the first frame is \(first.width)x\(first.height); all frames of an item share one size")
+            if picture.frames.count > 1, names.count > 1 {
+                checker.report(framePath, "'\(name)' is animated (\(picture.frames.count) frames); an animated picture must be the item's only frame")
                 continue
             }
-            if image.isBlank { checker.report(framePath, "'\(name)' is fully transparent; it would never show") }
-            images.append(image)
+            let (width, height) = (picture.frames[0].width, picture.frames[0].height)
+            if let first = frames.images.first, first.width != width || first.height != height {
+                checker.report(framePath, "'\(name)' is \(width)x\(height) but the first frame is \(first.width)x\(first.height); all frames of an item share one size")
+                continue
+            }
+            if picture.frames.allSatisfy(\.isBlank) { checker.report(framePath, "'\(name)' is fully transparent; it would never show") }
+            frames.images += picture.frames
+            frames.delays = picture.delays
+            if let drawing = picture.drawing { frames.drawings?.append(drawing) } else { frames.drawings = nil }
+            decoded += 1
         }
-        return images.count == names.count ? images : nil
+        return decoded == names.count ? frames : nil
     }
 
     private func parsePlacement(_ item: [String: JSONValue], at path: String, designSize: (Double, Double)?, checker: Checker) -> Placement? {

@@ -1,4 +1,5 @@
 import FrameKit
+import StickerPictures
 
 /// A sticker as loaded from its folder: every item checked, every frame decoded.
 public struct StickerPackage: Sendable {
@@ -28,8 +29,12 @@ public struct StickerItem: Sendable {
     public let id: String
     /// The frames of the animation, all the same size: the design space of `placement`.
     public let frames: [RGBAImage]
-    /// Frames per second of the animation (ignored for a single frame).
-    public let fps: Double
+    /// How long each frame shows, seconds: 1/fps each for a list of frames, the file's own delays
+    /// for an animated GIF, APNG or WebP. Unused for a single frame.
+    public let frameSeconds: [Double]
+    /// The SVG documents the frames were drawn from, one a frame, when they are SVG: drawn again at
+    /// the size the item shows at, so that it stays sharp.
+    public let drawings: [VectorDrawing]?
     /// Whether the animation starts again after its last frame; a `once` item completes instead.
     public let loop: Bool
     public let z: Int
@@ -41,11 +46,13 @@ public struct StickerItem: Sendable {
     /// Turns with the head's yaw and pitch (a perspective warp), not only with its roll.
     public let follow3D: Bool
 
-    public init(id: String, frames: [RGBAImage], fps: Double, loop: Bool, z: Int, placement: Placement,
-                begin: Trigger, end: Trigger?, duration: Double?, follow3D: Bool) {
+    public init(id: String, frames: [RGBAImage], frameSeconds: [Double], drawings: [VectorDrawing]? = nil, loop: Bool, z: Int,
+                placement: Placement, begin: Trigger, end: Trigger?, duration: Double?, follow3D: Bool) {
+        precondition(frameSeconds.count == frames.count && (drawings?.count ?? frames.count) == frames.count)
         self.id = id
         self.frames = frames
-        self.fps = fps
+        self.frameSeconds = frameSeconds
+        self.drawings = drawings
         self.loop = loop
         self.z = z
         self.placement = placement
@@ -55,10 +62,19 @@ public struct StickerItem: Sendable {
         self.follow3D = follow3D
     }
 
+    /// Frames shown `fps` times a second.
+    public init(id: String, frames: [RGBAImage], fps: Double, loop: Bool, z: Int, placement: Placement,
+                begin: Trigger, end: Trigger?, duration: Double?, follow3D: Bool) {
+        self.init(id: id, frames: frames, frameSeconds: Array(repeating: fps > 0 ? 1 / fps : 0, count: frames.count), loop: loop, z: z,
+                  placement: placement, begin: begin, end: end, duration: duration, follow3D: follow3D)
+    }
+
     public var designWidth: Int { frames[0].width }
     public var designHeight: Int { frames[0].height }
-    /// Length of one pass through the frames, seconds.
-    public var animationSeconds: Double { fps > 0 ? Double(frames.count) / fps : 0 }
+    /// Length of one pass through the frames, seconds (0 for a single frame).
+    public var animationSeconds: Double { frames.count > 1 ? frameSeconds.reduce(0, +) : 0 }
+    /// Frames per second on average (0 for a single frame).
+    public var fps: Double { animationSeconds > 0 ? Double(frames.count) / animationSeconds : 0 }
 }
 
 /// Where an item sits on the face.

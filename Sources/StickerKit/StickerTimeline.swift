@@ -11,8 +11,8 @@ public struct StickerTimeline {
     private let loops: ContiguousArray<Bool>
     private let animationSeconds: ContiguousArray<Double>
     private let durations: ContiguousArray<Double>
-    private let fps: ContiguousArray<Double>
-    private let frameCounts: ContiguousArray<Int>
+    /// Each item's frame end times within one pass through its frames, seconds.
+    private let frameEnds: ContiguousArray<ContiguousArray<Double>>
     /// Start time of each running item, NaN for an item that is not running.
     private var startedAt: ContiguousArray<Double>
     private var completedNow: ContiguousArray<Bool>
@@ -36,8 +36,10 @@ public struct StickerTimeline {
         loops = ContiguousArray(items.map(\.loop))
         animationSeconds = ContiguousArray(items.map(\.animationSeconds))
         durations = ContiguousArray(items.map { $0.duration ?? .infinity })
-        fps = ContiguousArray(items.map(\.fps))
-        frameCounts = ContiguousArray(items.map(\.frames.count))
+        frameEnds = ContiguousArray(items.map { item in
+            var end = 0.0
+            return ContiguousArray(item.frameSeconds.map { seconds in end += seconds; return end })
+        })
         startedAt = ContiguousArray(repeating: .nan, count: items.count)
         completedNow = ContiguousArray(repeating: false, count: items.count)
         previous = ContiguousArray(repeating: false, count: expressions.count)
@@ -49,10 +51,18 @@ public struct StickerTimeline {
     public func frame(of item: Int, at seconds: Double) -> Int? {
         let start = startedAt[item]
         guard !start.isNaN else { return nil }
-        let count = frameCounts[item]
-        guard count > 1, fps[item] > 0 else { return 0 }
-        let index = Int(max(0, seconds - start) * fps[item])
-        return loops[item] ? index % count : min(index, count - 1)
+        let ends = frameEnds[item]
+        let total = animationSeconds[item]
+        guard ends.count > 1, total > 0 else { return 0 }
+        var time = max(0, seconds - start)
+        if loops[item] { time = time.truncatingRemainder(dividingBy: total) }
+        // The first frame that ends after `time` (binary search: frames may have their own delays).
+        var low = 0, high = ends.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if ends[middle] > time { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     /// Moves to the frame at `seconds`, whose expression rules are on or off as in `active`

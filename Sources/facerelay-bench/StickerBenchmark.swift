@@ -47,8 +47,7 @@ struct StickerBenchmark: ParsableCommand {
 
     func run() throws {
         let library = PipelineLibrary(directory: pipelines)
-        let decoder = try PNGDecoder(library: library)
-        let loader = StickerLoader(expressions: ExpressionSettings.defaultRules.map(\.analyser.name)) { try decoder.decode($0) }
+        let loader = StickerLoader(expressions: ExpressionSettings.defaultRules.map(\.analyser.name))
         let faces = try trackedFaces(library: library)
         let disc = StickerLayer(Self.disc(side: 300))
         let hd = FrameBuffer(width: 1280, height: 720, format: .i420)

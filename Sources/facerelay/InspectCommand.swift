@@ -55,7 +55,7 @@ struct Inspect: ParsableCommand {
             var scene: StickerScene?
             if sticker != BuiltInLook.landmarks.rawValue {
                 let expressions = tracker.settings.expressions.rules.map(\.analyser.name)
-                let package = try stickerFolder.load(sticker, pipelines: library, expressions: expressions)
+                let package = try stickerFolder.load(sticker, expressions: expressions)
                 renderer = StickerRenderer(package: package)
                 scene = StickerScene(package: package, expressions: expressions, maximumFaces: tracker.settings.maximumFaces)
             }

@@ -158,7 +158,7 @@ struct Run: ParsableCommand {
             case nil:
                 // The package is loaded and checked before anything connects.
                 let settings = try tracking.settings()
-                let package = try stickerFolder.load(sticker, pipelines: library, expressions: settings.expressions.rules.map(\.analyser.name))
+                let package = try stickerFolder.load(sticker, expressions: settings.expressions.rules.map(\.analyser.name))
                 logger.info("sticker \(package.name): \(package.items.count) item(s) from \(package.directory)")
                 stage = FaceTrackingStage(tracker: try makeFaceTracker(settings: settings, landmarkModelPath: tracking.landmarkModel),
                                           look: .sticker(StickerRenderer(package: package)))

@@ -80,7 +80,7 @@ struct Serve: AsyncParsableCommand {
         let library = try PipelineLibrary.locate(explicit: settings.pipelines)
         let expressions = settings.defaults.tracking.expressions.rules.map(\.analyser.name)
         let catalog = StickerCatalog(library: try StickerLibrary.locate(explicit: settings.stickers),
-                                     loader: try loader(pipelines: library, expressions: expressions))
+                                     loader: StickerLoader(expressions: expressions))
         let beforeStickers = ProcessUsage.now().residentMegabytes
         let report = try catalog.reload()
         let stickersMegabytes = ProcessUsage.now().residentMegabytes - beforeStickers

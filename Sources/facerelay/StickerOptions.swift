@@ -10,19 +10,14 @@ struct StickerFolderOption: ParsableArguments {
     var directory: String?
 
     /// Loads and checks a package by name (or folder path); every problem is reported at once.
-    func load(_ sticker: String, pipelines: PipelineLibrary, expressions: [String] = defaultExpressionNames) throws -> StickerPackage {
+    func load(_ sticker: String, expressions: [String] = defaultExpressionNames) throws -> StickerPackage {
         let library = try StickerLibrary.locate(explicit: directory)
-        return try loader(pipelines: pipelines, expressions: expressions).load(directory: try library.path(of: sticker))
+        return try StickerLoader(expressions: expressions).load(directory: try library.path(of: sticker))
     }
 }
 
 /// The expression names of the tracker's default rules: what sticker triggers may name.
 let defaultExpressionNames = ExpressionSettings.defaultRules.map(\.analyser.name)
-
-func loader(pipelines: PipelineLibrary, expressions: [String] = defaultExpressionNames) throws -> StickerLoader {
-    let decoder = try PNGDecoder(library: pipelines)
-    return StickerLoader(expressions: expressions) { path in try decoder.decode(path) }
-}
 
 /// The sticker names with a built-in meaning rather than a package.
 enum BuiltInLook: String, CaseIterable {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Logging
-import MediaBridge
 import StickerKit
 
 struct Stickers: ParsableCommand {
@@ -14,14 +13,11 @@ struct Stickers: ParsableCommand {
 
         @OptionGroup var folder: StickerFolderOption
 
-        @Option(help: "Folder of pipeline templates.")
-        var pipelines: String?
-
         func run() throws {
             let logger = Logger(label: "facerelay")
             try exitingOnFailure(logger) {
                 let library = try StickerLibrary.locate(explicit: folder.directory)
-                let loader = try loader(pipelines: try PipelineLibrary.locate(explicit: pipelines))
+                let loader = StickerLoader(expressions: defaultExpressionNames)
                 print("stickers in \(library.directory):")
                 for name in try library.packageNames() {
                     do {
@@ -49,14 +45,11 @@ struct Stickers: ParsableCommand {
         @Argument(help: "Sticker package folders (each holding a sticker.json).")
         var directories: [String]
 
-        @Option(help: "Folder of pipeline templates.")
-        var pipelines: String?
-
         func run() throws {
             let logger = Logger(label: "facerelay")
             var invalid = 0
             try exitingOnFailure(logger) {
-                let loader = try loader(pipelines: try PipelineLibrary.locate(explicit: pipelines))
+                let loader = StickerLoader(expressions: defaultExpressionNames)
                 for directory in directories {
                     do {
                         let package = try loader.load(directory: directory)

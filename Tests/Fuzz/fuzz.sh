@@ -3,7 +3,7 @@
 # committed corpus (Tests/Fuzz/Corpus/TARGET) and dictionary.
 #
 #   Tests/Fuzz/fuzz.sh [SECONDS] [TARGET...]     SECONDS defaults to 60; TARGET to all of them:
-#                                                sticker-json sticker-png control-request serve-config
+#                                                sticker-json sticker-picture control-request serve-config
 #
 # Inputs that reach new code are kept in .build/fuzz-corpus/TARGET (copy the interesting ones into
 # the committed corpus); an input that crashes a target is written to .build/fuzz-artifacts/ and
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(sticker-json sticker-png control-request serve-config)
+[ ${#targets[@]} -gt 0 ] || targets=(sticker-json sticker-picture control-request serve-config)
 build_path=.build/fuzz
 
 started=$(date +%s)

@@ -18,7 +18,7 @@ import Testing
             return
         }
         let lines = output.split(separator: "\n")
-        for target in ["sticker-json", "sticker-png", "control-request", "serve-config"] {
+        for target in ["sticker-json", "sticker-picture", "control-request", "serve-config"] {
             #expect(lines.contains { $0.hasPrefix("== \(target): ") && $0.hasSuffix("no crash") }, "\(target): \(output)")
         }
     }

@@ -14,8 +14,7 @@ import Testing
 
     init() throws {
         let pipelines = PipelineLibrary(directory: Package.root + "/Pipelines")
-        let decoder = try PNGDecoder(library: pipelines)
-        let loader = StickerLoader(expressions: ExpressionSettings.defaultRules.map(\.analyser.name)) { try decoder.decode($0) }
+        let loader = StickerLoader(expressions: ExpressionSettings.defaultRules.map(\.analyser.name))
         let catalog = StickerCatalog(library: StickerLibrary(directory: Package.root + "/Stickers"), loader: loader)
         try catalog.reload()
         registry = StreamRegistry(config: ServeConfig(), catalog: catalog, events: EventHub(), library: pipelines,

@@ -8,10 +8,7 @@ enum Support {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let expressions = ExpressionSettings.defaultRules.map(\.analyser.name)
 
-    static let loader: StickerLoader = {
-        let decoder = try! PNGDecoder(library: PipelineLibrary(directory: root + "/Pipelines"))
-        return StickerLoader(expressions: expressions) { try decoder.decode($0) }
-    }()
+    static let loader = StickerLoader(expressions: expressions)
 
     /// A fresh folder holding `json` as sticker.json and the named PNGs copied from shipped stickers
     /// ("sunglasses/glasses.png" arrives as "glasses.png").

@@ -3,9 +3,7 @@ import FoundationEssentials
 import FrameKit
 import FuzzSupport
 import Glibc
-import MediaBridge
 import StickerKit
-import Synchronization
 
 // sticker.json bytes, loaded from a folder that holds the frames of every shipped sticker (so the
 // shipped packages in the corpus load, and mutations of them reach the placement and trigger
@@ -14,25 +12,7 @@ import Synchronization
 
 let expressions = ExpressionSettings.defaultRules.map(\.analyser.name)
 let folder = FuzzSupport.scratchDirectory("sticker-json")
-let decoder: PNGDecoder = {
-    do {
-        return try PNGDecoder(library: PipelineLibrary(directory: FuzzSupport.root + "/Pipelines"))
-    } catch {
-        fatalError("cannot start the PNG decoder: \(error)")
-    }
-}()
-/// Decoded frames by real path: the frames never change, and GStreamer per load would be most of the time.
-let decoded = Mutex<[String: RGBAImage]>([:])
-let loader = StickerLoader(expressions: expressions) { path in
-    let key = realpath(path, nil).map { pointer in
-        defer { free(pointer) }
-        return String(cString: pointer)
-    } ?? path
-    if let image = decoded.withLock({ $0[key] }) { return image }
-    let image = try decoder.decode(path)
-    decoded.withLock { $0[key] = image }
-    return image
-}
+let loader = StickerLoader(expressions: expressions)
 
 @_cdecl("LLVMFuzzerInitialize")
 public func initializeStickerJSONFuzzer(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
@@ -43,11 +23,6 @@ public func initializeStickerJSONFuzzer(_ argc: UnsafeMutablePointer<CInt>, _ ar
             // Two packages with a frame of the same name: the first one's is used.
             _ = symlink(stickers + "/" + package + "/" + file, folder + "/" + file)
         }
-    }
-    // Decoding every frame now keeps GStreamer's one-time setup and the cache out of the inputs'
-    // leak checks, and the first inputs as fast as the rest.
-    for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where file.hasSuffix(".png") {
-        _ = try? loader.decodePNG(folder + "/" + file)
     }
     return 0
 }
