@@ -1,8 +1,10 @@
 import FoundationEssentials
 import Hummingbird
+import JSONTree
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import StickerKit
 
 /// The HTTP side of `serve`, loopback by default:
 /// - nginx-rtmp's notifications (`on_publish`, `on_play`, `on_publish_done`, form-encoded POSTs);
@@ -78,6 +80,24 @@ public enum HTTPServer {
             return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "max-age=60"],
                             body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
+        router.post("/api/stickers") { request, _ -> Response in
+            let tooLarge = UploadError(.tooLarge, "the request is over \(StickerUpload.maximumRequestBytes / 1_048_576) MiB; send smaller pictures or fewer frames")
+            // Refused from its declared length before a byte of it is read (a client that waits
+            // for 100-continue then sends nothing).
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > StickerUpload.maximumRequestBytes {
+                return uploadReply(.failure(tooLarge))
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: StickerUpload.maximumRequestBytes)
+            } catch {
+                return uploadReply(.failure(tooLarge))
+            }
+            let contentType = request.headers[.contentType]
+            return uploadReply(await offload {
+                Result { () throws(UploadError) in try registry.catalog.install(try StickerUpload.parse(body, contentType: contentType)) }
+            }, logger: logger)
+        }
         router.ws("/api/control") { inbound, outbound, _ in
             try await DashboardSocket(control: control, registry: registry).serve(inbound: inbound, outbound: outbound)
         }
@@ -90,6 +110,32 @@ public enum HTTPServer {
                            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(http1: .init(idleTimeout: .milliseconds(100)))),
                            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "facerelay"),
                            logger: httpLogger)
+    }
+
+    /// `201 {"sticker", "replaced", "package"}`, or the refusal: `{"error": CODE, "message",
+    /// "problems": [{"file", "field", "message"}]}` with 400, 409 (exists), 413 (too large) or 422
+    /// (does not validate).
+    private static func uploadReply(_ result: Result<(package: StickerPackage, replaced: Bool), UploadError>, logger: Logger? = nil) -> Response {
+        let status: HTTPResponse.Status
+        let value: JSONValue
+        switch result {
+        case .success(let installed):
+            logger?.info("sticker uploaded", metadata: ["sticker": "\(installed.package.name)", "replaced": "\(installed.replaced)"])
+            status = .created
+            value = ["sticker": .string(installed.package.name), "replaced": .bool(installed.replaced),
+                     "package": ControlProtocol.describe(installed.package)]
+        case .failure(let error):
+            status = switch error.code {
+            case .exists: .conflict
+            case .tooLarge: .contentTooLarge
+            case .invalidSticker: .unprocessableContent
+            case .cannotWrite: .internalServerError
+            case .notMultipart, .badName, .badFile, .noStickerJSON: .badRequest
+            }
+            let problems: [JSONValue] = error.problems.map { ["file": .string($0.file), "field": .string($0.field), "message": .string($0.message)] }
+            value = ["error": .string(error.code.rawValue), "message": .string(error.message), "problems": .array(problems)]
+        }
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: ControlProtocol.line(value))))
     }
 
     private static func reply(_ status: HTTPResponse.Status) -> Response {

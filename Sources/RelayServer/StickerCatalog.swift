@@ -23,7 +23,9 @@ public final class StickerCatalog: Sendable {
     }
 
     public let library: StickerLibrary
-    private let loader: StickerLoader
+    let loader: StickerLoader
+    /// Held while an upload is written and swapped in: one package change at a time.
+    let installing = Mutex(())
     private let renderers = Mutex<[String: StickerRenderer]>([:])
     /// Why each package that failed its last load failed.
     private let broken = Mutex<[String: StickerLoadError]>([:])
@@ -37,6 +39,10 @@ public final class StickerCatalog: Sendable {
     /// working one: streams showing it keep it; nor does a folder that cannot be read.
     @discardableResult
     public func reload() throws(StickerLibraryError) -> ReloadReport {
+        try installing.withLock { _ throws(StickerLibraryError) in try reloadAll() }
+    }
+
+    private func reloadAll() throws(StickerLibraryError) -> ReloadReport {
         var loaded: [String: StickerRenderer] = [:]
         var failed: [Problem] = []
         for name in try library.packageNames() {
@@ -54,6 +60,15 @@ public final class StickerCatalog: Sendable {
             broken = Dictionary(uniqueKeysWithValues: failed.map { ($0.name, $0.error) })
         }
         return ReloadReport(loaded: names, failed: failed)
+    }
+
+    /// Loads one package of the folder again and puts it in place of its previous version.
+    @discardableResult
+    public func loadOne(_ name: String) throws(StickerLoadError) -> StickerPackage {
+        let renderer = StickerRenderer(package: try loader.load(directory: library.directory + "/" + name))
+        renderers.withLock { $0[name] = renderer }
+        broken.withLock { _ = $0.removeValue(forKey: name) }
+        return renderer.package
     }
 
     /// The packages loaded, sorted by name.

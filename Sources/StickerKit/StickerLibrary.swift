@@ -40,7 +40,8 @@ public struct StickerLibrary: Sendable {
         } catch {
             throw .unreadable(directory: directory, reason: error)
         }
-        return entries.filter { FileManager.default.fileExists(atPath: directory + "/" + $0 + "/" + StickerLoader.fileName) }.sorted()
+        // A hidden folder is an upload being written or replaced, never a package.
+        return entries.filter { !$0.hasPrefix(".") && FileManager.default.fileExists(atPath: directory + "/" + $0 + "/" + StickerLoader.fileName) }.sorted()
     }
 
     /// The folder of a sticker given by name (a package of this library) or by path (any folder

@@ -11,6 +11,12 @@ public struct StickerProblem: Sendable, Equatable, CustomStringConvertible {
     public let field: String
     public let message: String
 
+    public init(file: String, field: String, message: String) {
+        self.file = file
+        self.field = field
+        self.message = message
+    }
+
     public var description: String { field.isEmpty ? "\(file): \(message)" : "\(file): \(field): \(message)" }
 }
 

@@ -97,8 +97,8 @@ import Testing
         defer { guarded.signal(SIGTERM); guarded.wait(seconds: 30) }
         let deadline = Date().addingTimeInterval(180)
         while Date() < deadline, !NginxRTMP.accepts(port: port), guarded.process.isRunning { Thread.sleep(forTimeInterval: 0.1) }
-        func status(_ path: String, _ headers: [String] = []) throws -> Int {
-            let curl = try ChildProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + headers.flatMap { ["-H", $0] }
+        func status(_ path: String, _ headers: [String] = [], form: [String] = []) throws -> Int {
+            let curl = try ChildProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + headers.flatMap { ["-H", $0] } + form.flatMap { ["-F", $0] }
                                         + ["http://127.0.0.1:\(port)\(path)"], logDirectory: directory, name: "curl")
             curl.wait(seconds: 30)
             return Int(curl.stdout) ?? 0
@@ -110,5 +110,8 @@ import Testing
         #expect(try status("/metrics?token=s3cret-token") == 200)
         #expect(try status("/") == 303, "the dashboard sends a stranger to its login page")
         #expect(try status("/login") == 200)
+        // A sticker upload is the dashboard's too: refused before it is read without the token.
+        #expect(try status("/api/stickers", form: ["name=x", "file=@/etc/hostname;filename=sticker.json"]) == 401)
+        #expect(try status("/api/stickers", ["Authorization: Bearer s3cret-token"], form: ["name=x", "file=@/etc/hostname;filename=sticker.json"]) == 422)
     }
 }
