@@ -15,3 +15,9 @@ for folder in "$root"/Stickers/*/; do
   "$facerelay" inspect "$fixtures/portrait_preview.png" --sticker "$name" --show-all --min-face-size 80 --annotate "$folder/preview.png" 2> /dev/null
   echo "drew $folder/preview.png"
 done
+# The studio's built-in portrait (the same public-domain photo, 640x640) and its 68 landmarks as
+# FaceRelay's tracker finds them: where the studio places a sticker when no stream is chosen.
+/usr/bin/python3 -c "from PIL import Image; Image.open('$fixtures/portrait.png').convert('RGB').save('$root/Stickers/studio-portrait.jpg', quality=88)"
+"$facerelay" inspect "$fixtures/portrait.png" --json 2> /dev/null | head -n 1 \
+  | jq -c '{width: 640, height: 640, landmarks: .faces[0].landmarks}' > "$root/Stickers/studio-portrait.json"
+echo "drew $root/Stickers/studio-portrait.jpg and its landmarks"

@@ -31,6 +31,14 @@ public enum FaceStageEvent: Sendable, Equatable {
     case lookChanged(name: String, seconds: Double)
 }
 
+/// The first face shown on a recent frame, in that frame's pixels: what the sticker studio places a
+/// sticker on when it shows a live stream.
+public struct FaceSnapshot: Sendable {
+    public let frameWidth: Int
+    public let frameHeight: Int
+    public let landmarks: Landmarks
+}
+
 /// The stage of `run --sticker NAME` and of every `serve` stream: tracks every face, reports
 /// expressions, and draws a sticker (or the tracking overlay) on each. The look can be replaced
 /// while the stream runs; the new one takes over on the next frame, with fresh timelines.
@@ -59,6 +67,8 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     private let loadLevel = Atomic<Int>(0)
     private let faceFrames = Atomic<Int>(0)
     private let faces = Atomic<Int>(0)
+    /// Landmarks are inline values: the copy each frame allocates nothing.
+    private let lastFace = Mutex<FaceSnapshot?>(nil)
 
     public init(tracker: FaceTracker, look: FaceLook = .landmarks, onEvent: (@Sendable (FaceStageEvent) -> Void)? = nil) {
         self.tracker = tracker
@@ -84,6 +94,10 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
 
     /// Faces tracked on the last frame. Callable from any thread.
     public var facesNow: Int { faces.load(ordering: .relaxed) }
+
+    /// The first face shown on the last frame that showed one, nil when the last frame showed none.
+    /// Callable from any thread.
+    public var faceNow: FaceSnapshot? { lastFace.withLock { $0 } }
 
     private func install(_ look: FaceLook) {
         self.look = look
@@ -118,6 +132,12 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
         frames.add(1, ordering: .relaxed)
         faceFrames.add(visible, ordering: .relaxed)
         faces.store(visible, ordering: .relaxed)
+        if let face = tracker.faces.first(where: \.isShown) {
+            let snapshot = FaceSnapshot(frameWidth: frame.width, frameHeight: frame.height, landmarks: face.landmarks)
+            lastFace.withLock { $0 = snapshot }
+        } else if visible == 0 {
+            lastFace.withLock { $0 = nil }
+        }
         cpu.store(tracker.cpuNanoseconds, ordering: .relaxed)
         switch look {
         case .none:

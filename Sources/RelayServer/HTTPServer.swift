@@ -1,10 +1,12 @@
 import FoundationEssentials
+import FaceTracking
 import Hummingbird
 import JSONTree
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 import StickerKit
+import StickerPictures
 
 /// The HTTP side of `serve`, loopback by default:
 /// - nginx-rtmp's notifications (`on_publish`, `on_play`, `on_publish_done`, form-encoded POSTs);
@@ -80,6 +82,44 @@ public enum HTTPServer {
             return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "max-age=60"],
                             body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
+        router.get("/studio") { _, _ in html(StudioPage.html) }
+        router.get("/api/streams/:stream/face") { _, context -> Response in
+            let id = try context.parameters.require("stream")
+            guard let face = registry.face(stream: id) else {
+                return Response(status: .notFound, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "no face in stream '\(id)' now\n")))
+            }
+            var points: [JSONValue] = []
+            for index in 0..<Landmark.count { points.append([.rounded(Double(face.landmarks[index].x), 2), .rounded(Double(face.landmarks[index].y), 2)]) }
+            return json(["width": .number(Double(face.frameWidth)), "height": .number(Double(face.frameHeight)), "landmarks": .array(points)])
+        }
+        // The studio's portrait, from the stickers folder, else from the shipped one.
+        router.get("/api/studio/:file") { _, context -> Response in
+            let file = try context.parameters.require("file")
+            guard ["portrait.jpg", "portrait.json"].contains(file) else { return Response(status: .notFound) }
+            let name = "studio-" + file
+            let folders = [registry.catalog.library.directory] + ((try? StickerLibrary.locate().directory).map { [$0] } ?? [])
+            guard let data = folders.lazy.compactMap({ FileManager.default.contents(atPath: $0 + "/" + name) }).first else { return Response(status: .notFound) }
+            return Response(status: .ok, headers: [.contentType: file.hasSuffix(".jpg") ? "image/jpeg" : "application/json", .cacheControl: "max-age=3600"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        // A package's own files, for the studio to start from a shipped picture.
+        router.get("/api/stickers/:name/files/:file") { _, context -> Response in
+            let name = try context.parameters.require("name"), file = try context.parameters.require("file")
+            guard StickerCatalog.isPlainName(name), StickerUpload.isPlainFileName(file),
+                  let data = FileManager.default.contents(atPath: registry.catalog.library.directory + "/" + name + "/" + file) else {
+                return Response(status: .notFound)
+            }
+            let type = switch PictureFormat.named(file) {
+            case .png?: "image/png"
+            case .gif?: "image/gif"
+            case .webp?: "image/webp"
+            case .svg?: "image/svg+xml"
+            case nil: "application/json"
+            }
+            // An SVG from the folder is shown as a picture only: no script of it may run on this origin.
+            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-store", .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        }
         router.post("/api/stickers") { request, _ -> Response in
             let tooLarge = UploadError(.tooLarge, "the request is over \(StickerUpload.maximumRequestBytes / 1_048_576) MiB; send smaller pictures or fewer frames")
             // Refused from its declared length before a byte of it is read (a client that waits
@@ -136,6 +176,11 @@ public enum HTTPServer {
             value = ["error": .string(error.code.rawValue), "message": .string(error.message), "problems": .array(problems)]
         }
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: ControlProtocol.line(value))))
+    }
+
+    private static func json(_ value: JSONValue) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: ControlProtocol.line(value))))
     }
 
     private static func reply(_ status: HTTPResponse.Status) -> Response {

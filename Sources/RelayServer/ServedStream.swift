@@ -46,7 +46,8 @@ final class ServedStream: Sendable {
     private let live = Mutex(Live())
     /// Fired once the stream has ended or failed and its output is finalised.
     let finished = AsyncSignal()
-    /// The last thumbnail and when it was made: however many pages watch, at most one a second.
+    /// The last thumbnail and when it was made: however many pages watch (the studio asks several
+    /// times a second), at most four a second.
     private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)
     /// Each output's state at the last `outputChanges`, by number.
     private let outputStates = Mutex<[Int: MediaRelay.OutputStatus.State]>([:])
@@ -122,7 +123,7 @@ final class ServedStream: Sendable {
     /// A JPEG of the stream's output (stickers drawn), 320 pixels wide, at most one new one a second.
     /// Blocks up to a second for the next frame: call off Swift concurrency's threads.
     func thumbnail(now: ContinuousClock.Instant = .now) -> [UInt8]? {
-        if let last = lastThumbnail.withLock({ $0 }), now - last.at < .seconds(1) { return last.jpeg }
+        if let last = lastThumbnail.withLock({ $0 }), now - last.at < .milliseconds(250) { return last.jpeg }
         guard let jpeg = session.thumbnailJPEG(width: 320, timeoutSeconds: 1) else { return lastThumbnail.withLock { $0?.jpeg } }
         lastThumbnail.withLock { $0 = (now, jpeg) }
         return jpeg

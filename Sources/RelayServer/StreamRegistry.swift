@@ -303,6 +303,11 @@ public final class StreamRegistry: Sendable {
         return await offload { stream.thumbnail() }
     }
 
+    /// The face the studio places a sticker on: the first face shown on the stream's last frame.
+    public func face(stream id: String) -> FaceSnapshot? {
+        state.withLock { $0.streams[id] }?.stage.faceNow
+    }
+
     /// What `/metrics` shows of one stream.
     struct MetricReading {
         let id: String
