@@ -445,7 +445,13 @@ public final class StreamRegistry: Sendable {
     /// that starts slowly (a busy machine starting several at once takes more than 3 s) still
     /// gets everything; one that never plays lets the broadcaster through after 8 s.
     private func waitForPlay(_ played: String) async {
-        await state.withLock { $0.play(played) }.wait(upTo: Self.playWaitLimit)
+        let started = ContinuousClock.now
+        if await state.withLock({ $0.play(played) }).wait(upTo: Self.playWaitLimit) {
+            logger.debug("relay plays the key; publish let through", metadata: ["key": "\(played)", "waited": "\(ContinuousClock.now - started)"])
+        } else {
+            logger.warning("publish let through before its relay played the key: the relay starts at the broadcast's next keyframe",
+                           metadata: ["key": "\(played)", "waited": "\(Self.playWaitLimit)"])
+        }
     }
 
     static let playWaitLimit: Duration = .seconds(8)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the picture fixtures of the sticker picture tests into FOLDER, from the shipped flame
-and heart animations (real art with soft alpha edges):
+and heart animations (real art with soft alpha edges, drawn from their SVGs by rsvg-convert):
 
   animated pictures, each with another decoder's frames as the reference (Pillow, ffmpeg):
     flames.gif, flames.apng, flames.webp, hearts.apng (sub-rectangle frames blended over, and
@@ -13,6 +13,7 @@ and heart animations (real art with soft alpha edges):
 
     /usr/bin/python3 Tests/Fixtures/sticker-pictures.py FOLDER
 """
+import io
 import json
 import os
 import struct
@@ -28,7 +29,12 @@ os.makedirs(folder, exist_ok=True)
 
 
 def shipped(package, name, count):
-    return [Image.open(os.path.join(ROOT, "Stickers", package, f"{name}_{i}.png")).convert("RGBA") for i in range(count)]
+    """The shipped SVG frames, drawn to PNG by librsvg's rsvg-convert."""
+    frames = []
+    for i in range(count):
+        png = subprocess.run(["rsvg-convert", os.path.join(ROOT, "Stickers", package, f"{name}_{i}.svg")], check=True, capture_output=True).stdout
+        frames.append(Image.open(io.BytesIO(png)).convert("RGBA"))
+    return frames
 
 
 def reference(name):
@@ -106,7 +112,7 @@ for name in ["flames.gif", "flames.apng", "flames.webp"]:
     with open(os.path.join(folder, "truncated." + name.split(".")[1]), "wb") as out:
         out.write(data[:len(data) // 2])
 
-with open(os.path.join(ROOT, "Stickers", "moustache", "moustache.png"), "rb") as source:
+with open(os.path.join(ROOT, "Stickers", "moustache", "preview.png"), "rb") as source:
     damaged = bytearray(source.read())
 damaged[len(damaged) // 2] ^= 0xFF
 with open(os.path.join(folder, "damaged-crc.png"), "wb") as out:

@@ -71,7 +71,7 @@ import Testing
         // of glasses after the first clean one (no glitch, no flicker back).
         // nginx-rtmp held each publish until its relay was playing: nothing of the broadcast was lost.
         #expect((aliceFrames.first?.index ?? 99) <= 1 && (bobFrames.first?.index ?? 99) <= 1,
-                "the first relayed frames are \(aliceFrames.first?.index ?? -1) and \(bobFrames.first?.index ?? -1)")
+                "the first relayed frames are \(aliceFrames.first?.index ?? -1) and \(bobFrames.first?.index ?? -1): \(serve.log.split(separator: "\n").filter { $0.contains("joined the input") || $0.contains("before its relay played") })")
         let firstGlasses = try #require(aliceFrames.firstIndex { $0.changed > 150 }, "no glasses on alice: \(aliceFrames.map(\.changed))")
         let firstClean = try #require(aliceFrames[firstGlasses...].firstIndex { $0.changed < 30 }, "alice never switched: \(aliceFrames.map(\.changed))")
         #expect(aliceFrames[firstClean...].allSatisfy { $0.changed < 30 }, "glasses after the switch: \(aliceFrames[firstClean...].map(\.changed))")

@@ -12,21 +12,29 @@ import Testing
         _ = try run("/usr/bin/python3", ["-c", script])
     }
 
-    /// The centre of the magenta pixels of each frame of a recording decoded at 640x360, nil where
-    /// there are too few of them to be the badge.
-    static func badgeCentres(_ recording: String) throws -> [(x: Double, y: Double)?] {
-        let raw = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", recording, "-vf", "scale=640:360", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], timeout: 300)
+    /// Each frame of a recording decoded at 640x360 as it was sent (no frame added or dropped): its
+    /// index from the fixtures' 20-bit barcode in the top rows, and the centre of its magenta
+    /// pixels, nil where there are too few of them to be the badge.
+    static func badgeCentres(_ recording: String) throws -> [(index: Int?, centre: (x: Double, y: Double)?)] {
+        let raw = try run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-i", recording, "-map", "0:v:0", "-vf", "scale=640:360", "-fps_mode", "passthrough",
+                                              "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], timeout: 300)
         let frameBytes = 640 * 360 * 3
         return raw.withUnsafeBytes { bytes in
-            stride(from: 0, to: bytes.count - frameBytes + 1, by: frameBytes).map { start -> (x: Double, y: Double)? in
+            stride(from: 0, to: bytes.count - frameBytes + 1, by: frameBytes).map { start in
+                var index: Int? = 0
+                for bit in 0..<20 {
+                    let p = start + (3 * 640 + bit * 32 + 16) * 3
+                    let value = (Int(bytes[p]) + Int(bytes[p + 1]) + Int(bytes[p + 2])) / 3
+                    if value > 170 { index? |= 1 << bit } else if value > 80 { index = nil }
+                }
                 var sumX = 0, sumY = 0, count = 0
-                for y in 0..<360 {
+                for y in 8..<360 {
                     for x in 0..<640 {
                         let p = start + (y * 640 + x) * 3
                         if bytes[p] > 170 && bytes[p + 2] > 170 && bytes[p + 1] < 100 { sumX += x; sumY += y; count += 1 }
                     }
                 }
-                return count > 150 ? (Double(sumX) / Double(count), Double(sumY) / Double(count)) : nil
+                return (index, count > 150 ? (Double(sumX) / Double(count), Double(sumY) / Double(count)) : nil)
             }
         }
     }
@@ -75,20 +83,22 @@ import Testing
             return ((landmarks[30][0] + shift) / 2, landmarks[30][1] / 2)
         }
         let recording = try platform.recording("out-live")
-        let indices = try MediaReport(recording).frames.map(\.index)
-        let centres = try Self.badgeCentres(recording)
-        try #require(indices.count == centres.count, "\(indices.count) frames read for their index, \(centres.count) for the badge")
-        let firstShown = try #require(centres.firstIndex { $0 != nil }, "the badge never shows in the recording")
-        let after = Array(zip(indices, centres))[firstShown...]
-        let shown = after.filter { $0.1 != nil }
+        let frames = try Self.badgeCentres(recording)
+        let firstShown = try #require(frames.firstIndex { $0.centre != nil }, "the badge never shows in the recording")
+        let after = frames[firstShown...]
+        let shown = after.filter { $0.centre != nil }
         #expect(shown.count >= after.count * 95 / 100 && after.count > 100, "the badge shows on \(shown.count) of the \(after.count) frames after it first does")
-        let errors = shown.compactMap { index, centre -> Double? in
-            guard let index, let centre else { return nil }
+        let errors = shown.compactMap { frame -> Double? in
+            guard let index = frame.index, let centre = frame.centre else { return nil }
             let tip = nose(index)
             return ((centre.x - tip.x) * (centre.x - tip.x) + (centre.y - tip.y) * (centre.y - tip.y)).squareRoot()
         }
-        #expect(errors.count > 100 && errors.allSatisfy { $0 < 3 }, "the badge's centre from the nose tip (px at 640x360): worst \(errors.max() ?? -1), mean \(errors.reduce(0, +) / Double(max(1, errors.count)))")
-        let xs = shown.compactMap { $0.1?.x }
+        // Within 3 px (6 at 1280x720) of the frame's own nose tip; a loaded machine refits the face
+        // on every second frame only (load shedding), when the face moves up to 4 px a frame here.
+        let close = errors.filter { $0 < 3 }.count
+        #expect(errors.count > 100 && close >= errors.count * 95 / 100 && errors.allSatisfy { $0 < 8 },
+                "the badge's centre from the nose tip (px at 640x360): \(close) of \(errors.count) within 3, worst \(errors.max() ?? -1), mean \(errors.reduce(0, +) / Double(max(1, errors.count)))")
+        let xs = shown.compactMap { $0.centre?.x }
         #expect((xs.max() ?? 0) - (xs.min() ?? 0) > 60, "the badge moves with the face: x from \(xs.min() ?? 0) to \(xs.max() ?? 0)")
     }
 }

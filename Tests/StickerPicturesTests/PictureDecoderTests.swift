@@ -61,10 +61,14 @@ import Testing
         #expect(Set(picture.frames.map(\.pixels.hashValue)).count == count)
     }
 
-    /// Every shipped PNG decodes to Pillow's pixels.
+    /// Every shipped PNG (the previews) and the fuzzing corpus's pictures with alpha decode to
+    /// Pillow's pixels.
     @Test func everyShippedPNGDecodesAsPillowDecodesIt() throws {
-        let files = try FileManager.default.subpathsOfDirectory(atPath: Self.root + "/Stickers").filter { $0.hasSuffix(".png") }.sorted()
-        #expect(files.count > 40)
+        let stickers = try FileManager.default.subpathsOfDirectory(atPath: Self.root + "/Stickers").filter { $0.hasSuffix(".png") }
+        let corpus = ["carnival-brows.png", "cat-nose.png", "cat-whiskers.png", "moustache-moustache.png", "surprise-confetti_0.png", "tiny-2x2.png"]
+            .map { "../Tests/Fuzz/Corpus/sticker-picture/" + $0 }
+        let files = (stickers + corpus).sorted()
+        #expect(files.count > 15)
         let raw = NSTemporaryDirectory() + "pillow-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: raw, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: raw) }

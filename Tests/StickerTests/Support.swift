@@ -10,14 +10,23 @@ enum Support {
 
     static let loader = StickerLoader(expressions: expressions)
 
-    /// A fresh folder holding `json` as sticker.json and the named PNGs copied from shipped stickers
-    /// ("sunglasses/glasses.png" arrives as "glasses.png").
+    /// A fresh folder holding `json` as sticker.json and the named pictures copied from shipped
+    /// stickers ("sunglasses/glasses.svg" arrives as "glasses.svg"); a PNG of a shipped SVG
+    /// ("sunglasses/glasses.png") is drawn from it by librsvg's rsvg-convert at its own size.
     static func package(_ json: String, pictures: [String] = ["sunglasses/glasses.png"]) throws -> String {
         let directory = NSTemporaryDirectory() + "sticker-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for picture in pictures {
-            try FileManager.default.copyItem(atPath: root + "/Stickers/" + picture,
-                                             toPath: directory + "/" + (picture as NSString).lastPathComponent)
+            let target = directory + "/" + (picture as NSString).lastPathComponent
+            if FileManager.default.fileExists(atPath: root + "/Stickers/" + picture) {
+                try FileManager.default.copyItem(atPath: root + "/Stickers/" + picture, toPath: target)
+                continue
+            }
+            let convert = Process()
+            convert.executableURL = URL(fileURLWithPath: "/usr/bin/rsvg-convert")
+            convert.arguments = [root + "/Stickers/" + (picture as NSString).deletingPathExtension + ".svg", "-o", target]
+            try convert.run()
+            convert.waitUntilExit()
         }
         try json.write(toFile: directory + "/sticker.json", atomically: true, encoding: .utf8)
         return directory

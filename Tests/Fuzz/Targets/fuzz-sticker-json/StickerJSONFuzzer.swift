@@ -19,7 +19,7 @@ public func initializeStickerJSONFuzzer(_ argc: UnsafeMutablePointer<CInt>, _ ar
     let stickers = FuzzSupport.root + "/Stickers"
     let packages = (try? FileManager.default.contentsOfDirectory(atPath: stickers)) ?? []
     for package in packages.sorted() {
-        for file in (try? FileManager.default.contentsOfDirectory(atPath: stickers + "/" + package)) ?? [] where file.hasSuffix(".png") {
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: stickers + "/" + package)) ?? [] where file.hasSuffix(".svg") || file.hasSuffix(".png") {
             // Two packages with a frame of the same name: the first one's is used.
             _ = symlink(stickers + "/" + package + "/" + file, folder + "/" + file)
         }
