@@ -76,7 +76,7 @@ let package = Package(
         // Sticker packages: loading and checking, triggers and timelines, placement on a face. No pixels.
         .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit", "JSONTree", "StickerPictures"]),
         // Drawing on YUV frames: sticker blending and the tracking overlay.
-        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit"]),
+        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit", "StickerPictures"]),
         // The only module that touches GStreamer: pipelines from Pipelines/, appsink/appsrc, bus.
         .target(
             name: "MediaBridge",
@@ -167,7 +167,7 @@ let package = Package(
         .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerPicturesTests", dependencies: ["StickerPictures", "FrameKit"]),
-        .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "FrameKit"]),
+        .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "StickerPictures", "FrameKit"]),
         .testTarget(name: "FaceStageTests", dependencies: ["FaceStage", "FaceTestSupport", "Compositor", "FaceTracking", "FrameKit", "StickerKit"]),
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "FrameKit"]),
         .testTarget(name: "StreamSessionTests", dependencies: ["StreamSession", "MediaBridge", "FrameKit"]),

@@ -9,6 +9,13 @@ public struct StickerPlacement: Sendable {
     public var frame: Int
     /// Design pixels to frame pixels.
     public var transform: Homography
+
+    public init(faceID: Int, item: Int, frame: Int, transform: Homography) {
+        self.faceID = faceID
+        self.item = item
+        self.frame = frame
+        self.transform = transform
+    }
 }
 
 /// A sticker on every tracked face: one timeline per face, started when the face appears and

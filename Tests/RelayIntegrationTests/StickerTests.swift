@@ -150,6 +150,61 @@ struct StickeredFrame: Decodable {
         }
     }
 
+    /// An animated GIF plays at its own frame delays and a list of SVG frames at its fps, checked
+    /// in the relayed video: the colour each shows on every frame, as runs of frames.
+    @Test func animatedGIFAndSVGFramesPlayAtTheirDelaysInTheOutput() throws {
+        let directory = try Package.temporaryDirectory("run-animated")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let package = directory + "/stickers/anim"
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
+        // Red 200 ms, green 400 ms, blue 600 ms (6, 12 and 18 frames at 30 fps); SVG yellow and cyan at 5 fps.
+        _ = try run("/usr/bin/python3", ["-c", "from PIL import Image\nframes = [Image.new('RGB', (90, 90), c) for c in [(255, 0, 0), (0, 255, 0), (0, 0, 255)]]\n"
+                                           + "frames[0].save('\(package)/colours.gif', save_all=True, append_images=frames[1:], duration=[200, 400, 600], loop=0)"])
+        for (name, colour) in [("yellow", "#ffff00"), ("cyan", "#00ffff")] {
+            try "<svg xmlns='http://www.w3.org/2000/svg' width='90' height='90'><rect width='90' height='90' rx='12' fill='\(colour)'/></svg>"
+                .write(toFile: "\(package)/\(name).svg", atomically: true, encoding: .utf8)
+        }
+        try """
+            {"title": "Animated", "items": [
+              {"id": "gif", "frames": ["colours.gif"], "region": {"feature": "brows", "widthFactor": 0.5, "heightFactor": 2, "offsetY": -2}},
+              {"id": "svg", "frames": ["yellow.svg", "cyan.svg"], "fps": 5, "region": {"feature": "lips", "widthFactor": 0.6, "heightFactor": 1}}]}
+            """.write(toFile: package + "/sticker.json", atomically: true, encoding: .utf8)
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", try Fixtures.motion("translate.mp4"), "--output", directory + "/out.mp4",
+                                                         "--stickers", directory + "/stickers", "--sticker", "anim"], logDirectory: directory, name: "relay")
+        #expect(relay.wait(seconds: 180) == 0, "facerelay: \(relay.stderr)")
+
+        let raw = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", directory + "/out.mp4", "-vf", "scale=320:180", "-fps_mode", "passthrough",
+                                              "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], timeout: 120)
+        let colours: [(String, (UInt8, UInt8, UInt8) -> Bool)] = [
+            ("red", { $0 > 180 && $1 < 80 && $2 < 80 }), ("green", { $0 < 80 && $1 > 180 && $2 < 80 }), ("blue", { $0 < 80 && $1 < 80 && $2 > 180 }),
+            ("yellow", { $0 > 180 && $1 > 180 && $2 < 80 }), ("cyan", { $0 < 80 && $1 > 180 && $2 > 180 }),
+        ]
+        var gif: [String] = [], svg: [String] = []
+        let frameBytes = 320 * 180 * 3
+        for start in stride(from: 0, to: raw.count - frameBytes + 1, by: frameBytes) {
+            var counts = [Int](repeating: 0, count: colours.count)
+            for p in stride(from: start, to: start + frameBytes, by: 3) {
+                for (index, colour) in colours.enumerated() where colour.1(raw[p], raw[p + 1], raw[p + 2]) { counts[index] += 1 }
+            }
+            let shown = colours.indices.filter { counts[$0] > 40 }.map { colours[$0].0 }
+            gif.append(shown.first { ["red", "green", "blue"].contains($0) } ?? "-")
+            svg.append(shown.first { ["yellow", "cyan"].contains($0) } ?? "-")
+        }
+        /// Runs of equal values, without the first and last (cut by the start and end of the video).
+        func runs(_ values: [String]) -> [(String, Int)] {
+            var result: [(String, Int)] = []
+            for value in values {
+                if let last = result.last, last.0 == value { result[result.count - 1].1 += 1 } else { result.append((value, 1)) }
+            }
+            return Array(result.dropFirst().dropLast())
+        }
+        let gifRuns = runs(gif), svgRuns = runs(svg)
+        let expected = ["red": 6, "green": 12, "blue": 18, "yellow": 6, "cyan": 6]
+        #expect(gifRuns.count >= 8 && svgRuns.count >= 20, "runs: \(gifRuns) \(svgRuns)")
+        #expect((gifRuns + svgRuns).allSatisfy { abs($0.1 - (expected[$0.0] ?? 0)) <= 1 }, "frames each colour showed for: \(gifRuns) \(svgRuns)")
+        #expect(zip(gifRuns, gifRuns.dropFirst()).allSatisfy { ["red": "green", "green": "blue", "blue": "red"][$0.0] == $1.0 }, "the GIF's order: \(gifRuns)")
+    }
+
     /// The luma of one pixel of one frame of a video, decoded by ffmpeg.
     func lumaAt(_ path: String, frame: Int, x: Int, y: Int) throws -> Int {
         let pixels = try run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-vf", "select=eq(n\\,\(frame)),format=gray,crop=1:1:\(x):\(y)", "-frames:v", "1",
