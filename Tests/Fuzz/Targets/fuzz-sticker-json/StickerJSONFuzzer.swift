@@ -39,7 +39,7 @@ public func fuzzStickerJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     FuzzSupport.require((1...StickerLoader.maximumItems).contains(package.items.count), "\(package.items.count) items loaded")
     for item in package.items {
-        FuzzSupport.require((1...StickerLoader.maximumFrames).contains(item.frames.count), "item \(item.id) has \(item.frames.count) frames")
+        FuzzSupport.require((1...loader.maximumFrames).contains(item.frames.count), "item \(item.id) has \(item.frames.count) frames")
         FuzzSupport.require(item.frames.allSatisfy { $0.width == item.frames[0].width && $0.height == item.frames[0].height },
                             "item \(item.id) has frames of different sizes")
     }
