@@ -46,7 +46,6 @@ public struct StickerLoader: Sendable {
     public let expressions: [String]
     public let pictures: PictureDecoder
 
-    public var maximumSide: Int { pictures.limits.maximumSide }
     public var maximumFrames: Int { pictures.limits.maximumFrames }
 
     public init(expressions: [String], pictures: PictureDecoder = PictureDecoder()) {
