@@ -191,16 +191,38 @@ static inline gboolean fr_relink_pad_to_element(GstPad *pad, GstElement *element
 /// Counts buffers that reach an element's sink pad (including ones it later drops).
 static GstPadProbeReturn fr_count_buffer_probe(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
     (void)pad; (void)info;
-    g_atomic_int_inc((gint *)counter);
+    __atomic_fetch_add((guint64 *)counter, 1, __ATOMIC_RELAXED);
     return GST_PAD_PROBE_OK;
 }
-static inline void fr_count_buffers_into(GstElement *element, gint *counter) {
+static inline void fr_count_buffers_into(GstElement *element, guint64 *counter) {
     GstPad *sink = gst_element_get_static_pad(element, "sink");
     if (sink == NULL) return;
     gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, fr_count_buffer_probe, counter, NULL);
     gst_object_unref(sink);
 }
-static inline gint fr_atomic_get(gint *counter) { return g_atomic_int_get(counter); }
+
+/// Adds up the bytes of the buffers (and buffer lists) that reach an element's sink pad: the
+/// compressed stream as it comes off the network or the file, before any demuxing.
+static GstPadProbeReturn fr_count_bytes_probe(GstPad *pad, GstPadProbeInfo *info, gpointer counter) {
+    (void)pad;
+    guint64 bytes = 0;
+    if (info->type & GST_PAD_PROBE_TYPE_BUFFER) {
+        bytes = gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
+    } else if (info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) {
+        bytes = gst_buffer_list_calculate_size(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+    }
+    __atomic_fetch_add((guint64 *)counter, bytes, __ATOMIC_RELAXED);
+    return GST_PAD_PROBE_OK;
+}
+/// Returns 0 when the element has no sink pad to count on.
+static inline int fr_count_bytes_into(GstElement *element, guint64 *counter) {
+    GstPad *sink = gst_element_get_static_pad(element, "sink");
+    if (sink == NULL) return 0;
+    gulong id = gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST, fr_count_bytes_probe, counter, NULL);
+    gst_object_unref(sink);
+    return id != 0;
+}
+static inline guint64 fr_atomic_get64(guint64 *counter) { return __atomic_load_n(counter, __ATOMIC_RELAXED); }
 
 /// Decides early whether a live FLV stream (rtmp2src: one tag per buffer) carries audio.
 /// flvdemux trusts no FLV header: without audio it waits for 6 s of video before saying no more

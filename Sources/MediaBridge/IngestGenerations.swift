@@ -18,6 +18,8 @@ final class IngestGenerations: Sendable {
         var endedGeneration: Int?
         /// Frames that reached the appsinks of earlier generations.
         var framesArrivedEarlier = 0
+        /// Bytes of the input read by earlier generations.
+        var bytesReceivedEarlier = 0
     }
 
     enum SinkWait {
@@ -59,6 +61,9 @@ final class IngestGenerations: Sendable {
     /// Decoded frames that reached the video appsinks of every generation so far.
     var framesArrived: Int { state.withLock { $0.framesArrivedEarlier + $0.ingest.framesArrived } }
 
+    /// Bytes of the input read by every generation so far.
+    var bytesReceived: Int { state.withLock { $0.bytesReceivedEarlier + $0.ingest.bytesReceived } }
+
     /// The supervisor saw the current generation end (its readers may not: an error reaches no appsink).
     func endCurrent() {
         let changed = state.withLock { state in
@@ -89,6 +94,7 @@ final class IngestGenerations: Sendable {
         try fresh.start()
         state.withLock { state in
             state.framesArrivedEarlier += old.framesArrived
+            state.bytesReceivedEarlier += old.bytesReceived
             state.ingest = fresh
             state.generation += 1
         }

@@ -80,7 +80,7 @@ final class IngestPipeline: Sendable {
         }
         let decode = try GStreamer.element("decode", in: pipeline, files: files)
         defer { fr_unref(decode) }
-        linker.connectHandlers(decode: decode)
+        try linker.connectHandlers(decode: decode)
     }
 
     deinit {
@@ -115,6 +115,9 @@ final class IngestPipeline: Sendable {
 
     /// Decoded frames that reached the video appsink, including any it dropped.
     var framesArrived: Int { linker.framesArrived.value }
+
+    /// Bytes of the input's stream read so far (the container, before demuxing).
+    var bytesReceived: Int { linker.bytesReceived.value }
 
     /// The last caller an SRT listener input refused (a wrong passphrase...), if any.
     var lastSRTRefusal: SRTRefusal? { linker.lastSRTRefusal }

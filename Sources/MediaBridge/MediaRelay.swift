@@ -67,6 +67,7 @@ public final class MediaRelay: Sendable {
         var counters = counting.snapshot(framesArrived: generations.framesArrived)
         counters.tracking = videoPump.trackingFigures
         counters.outputs = outputs.statuses
+        counters.ingestBytes = generations.bytesReceived
         counters.threadCPUNanoseconds = ThreadCPUAccounting.shared.totals(for: threadTag)
         return counters
     }

@@ -72,7 +72,10 @@ final class PadLinker: Sendable {
     private let streamsChanged: @Sendable () -> Void
     /// Decoded frames that reached the video appsink, including any it dropped: a C counter
     /// incremented by a pad probe on a streaming thread.
-    let framesArrived: AtomicCounterPointer
+    let framesArrived = AtomicCountPointer.allocate()
+    /// Bytes of the input's stream that reached decodebin (the container as it comes off the
+    /// network or the file): counted by a pad probe on a streaming thread.
+    let bytesReceived = AtomicCountPointer.allocate()
     private let state = Mutex(State())
 
     init(pipeline: UnsafeMutablePointer<GstElement>, branches: BranchDescriptions, inputName: String, isLiveInput: Bool, decodeThreads: Int,
@@ -85,18 +88,16 @@ final class PadLinker: Sendable {
         self.decodeThreads = decodeThreads
         self.logger = logger
         self.streamsChanged = streamsChanged
-        let counter = UnsafeMutablePointer<gint>.allocate(capacity: 1)
-        counter.initialize(to: 0)
-        framesArrived = AtomicCounterPointer(pointer: counter)
     }
 
     deinit {
-        // Every handler is gone (each held a reference), and with the pipeline, the probe that
-        // counts into `framesArrived`.
+        // Every handler is gone (each held a reference), and with the pipeline, the probes that
+        // count into `framesArrived` and `bytesReceived`.
         let sinks = state.withLock { [$0.streams.videoSink, $0.streams.audioSink] }
         for sink in sinks { fr_unref(sink?.pointer) }
         fr_unref(pipeline.pointer)
         framesArrived.pointer.deallocate()
+        bytesReceived.pointer.deallocate()
     }
 
     var streams: IngestPipeline.Streams { state.withLock { $0.streams } }
@@ -116,7 +117,10 @@ final class PadLinker: Sendable {
 
     // MARK: signal handlers
 
-    func connectHandlers(decode: UnsafeMutablePointer<GstElement>) {
+    func connectHandlers(decode: UnsafeMutablePointer<GstElement>) throws(MediaError) {
+        guard fr_count_bytes_into(decode, bytesReceived.pointer) != 0 else {
+            throw MediaError(.pipelineTemplate, "the ingest's decodebin has no sink pad to count the input's bytes on")
+        }
         connect(decode) { userData in
             fr_connect_pad_added(decode, { _, pad, context in
                 guard let pad, let context else { return }

@@ -31,6 +31,8 @@ extension MediaRelay {
         public var framePoolCapacity = Int(EncoderPipeline.poolBuffers)
         /// Each output's state and figures.
         public var outputs: [OutputStatus] = []
+        /// Bytes of the input's stream read, container and all (every generation of the input).
+        public var ingestBytes = 0
 
         public init() {}
 

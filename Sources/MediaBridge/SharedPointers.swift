@@ -25,13 +25,20 @@ struct CapsPointer: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<GstCaps>
 }
 
-/// A counter that a pad probe increments on a streaming thread while other threads read it.
+/// A count that a pad probe adds to on a streaming thread while other threads read it (buffers
+/// that reached an appsink, bytes that reached the decoder).
 ///
-/// `@unchecked Sendable` because the pointer is immutable and the counter is only ever touched
-/// with GLib's atomics: `g_atomic_int_inc` in the probe (`fr_count_buffers_into`), and
-/// `g_atomic_int_get` here. Its owner allocates and frees it.
-struct AtomicCounterPointer: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<gint>
+/// `@unchecked Sendable` because the pointer is immutable and the count is only ever touched
+/// with the compiler's atomics: `__atomic_fetch_add` in the probes (`fr_count_buffers_into`,
+/// `fr_count_bytes_into`), and `__atomic_load_n` here. Its owner allocates and frees it.
+struct AtomicCountPointer: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<guint64>
 
-    var value: Int { Int(fr_atomic_get(pointer)) }
+    static func allocate() -> AtomicCountPointer {
+        let pointer = UnsafeMutablePointer<guint64>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return AtomicCountPointer(pointer: pointer)
+    }
+
+    var value: Int { Int(fr_atomic_get64(pointer)) }
 }

@@ -160,6 +160,7 @@ function showFigures(result) {
     if (card.sticker !== stream.sticker) { card.sticker = stream.sticker; markSticker(card); }
     const overhead = stream.sticker_overhead || {};
     const cells = [["fps", stream.fps.toFixed(1)], ["faces", stream.faces ?? "-"], ["dropped", stream.frames_dropped],
+      ["ingest", `${(stream.ingest_bitrate_kbps ?? 0).toFixed(0)} kbit/s`],
       ["stickers", `${(overhead.percent_of_core ?? 0).toFixed(1)}% core`], ["vs transcode", `${(overhead.ratio_to_decode_encode ?? 0).toFixed(2)}×`],
       ["memory", `${(stream.stream_memory_mb ?? 0).toFixed(0)} MB`]];
     card.figures.replaceChildren(...cells.map(([label, value]) => element("span", {}, [document.createTextNode(label + " "), element("b", { text: String(value) })])));

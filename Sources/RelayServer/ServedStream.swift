@@ -39,8 +39,10 @@ final class ServedStream: Sendable {
         var reason: String?
         /// Frames out at the last meter reading, for the recent rate.
         var meterFrames = 0
+        var meterIngestBytes = 0
         var meterAt = ContinuousClock.now
         var fps = 0.0
+        var ingestKbps = 0.0
     }
 
     private let live = Mutex(Live())
@@ -65,7 +67,7 @@ final class ServedStream: Sendable {
     var reason: String? { live.withLock { $0.reason } }
     var isFinished: Bool { live.withLock { $0.state == .ended || $0.state == .failed } }
 
-    /// Reads the relay's phase and the recent frame rate; returns the state when it changed.
+    /// Reads the relay's phase, the recent frame rate and ingest bitrate; returns the state when it changed.
     func refresh(now: ContinuousClock.Instant = .now) -> (State, String?)? {
         let counters = session.counters
         let status = session.status
@@ -73,7 +75,9 @@ final class ServedStream: Sendable {
             let seconds = (now - live.meterAt).inSeconds
             if seconds >= 0.9 {
                 live.fps = Double(counters.framesOut - live.meterFrames) / seconds
+                live.ingestKbps = Double(counters.ingestBytes - live.meterIngestBytes) * 8 / seconds / 1000
                 live.meterFrames = counters.framesOut
+                live.meterIngestBytes = counters.ingestBytes
                 live.meterAt = now
             }
             guard live.state != .ended, live.state != .failed else { return nil }
@@ -130,10 +134,11 @@ final class ServedStream: Sendable {
     }
 
     /// The `streams` entry: every address is masked, as everywhere. `output` is the first output's,
-    /// `outputs` lists each with its state and figures.
+    /// `outputs` lists each with its state and figures; `fps` and `ingest_bitrate_kbps` are over
+    /// the last second or so.
     func summary() -> JSONValue {
         let counters = session.counters
-        let (state, reason, fps) = live.withLock { ($0.state, $0.reason, $0.fps) }
+        let (state, reason, fps, ingestKbps) = live.withLock { ($0.state, $0.reason, $0.fps, $0.ingestKbps) }
         var entry: [String: JSONValue] = [
             "stream": .string(id),
             "input": .string(input.description),
@@ -147,6 +152,8 @@ final class ServedStream: Sendable {
             "frames_in": .number(Double(counters.framesIn)),
             "frames_out": .number(Double(counters.framesOut)),
             "frames_dropped": .number(Double(counters.framesDropped)),
+            "ingest_bytes": .number(Double(counters.ingestBytes)),
+            "ingest_bitrate_kbps": .rounded(ingestKbps, 0),
         ]
         if let reason { entry["reason"] = .string(reason) }
         return .object(entry)

@@ -23,6 +23,8 @@ public final class ServiceMetrics: Sendable {
         var frames: [String: Tracked<CoreMetrics.Counter>] = [:]
         var cpu: [String: Tracked<CoreMetrics.FloatingPointCounter>] = [:]
         var reconnects: Tracked<CoreMetrics.Counter>
+        /// Bytes of the broadcaster's stream read (the container as it arrives).
+        var ingestBytes: Tracked<CoreMetrics.Counter>
         let memory: CoreMetrics.Gauge
         let faces: CoreMetrics.Gauge
         let overhead: CoreMetrics.Gauge
@@ -108,6 +110,7 @@ public final class ServiceMetrics: Sendable {
                     Self.advance(&series.cpu[stage.rawValue]!, to: reading.stats.stages[stage.rawValue]?.cpuSeconds ?? 0)
                 }
                 Self.advance(&series.reconnects, to: Double(reading.stats.outputReconnects))
+                Self.advance(&series.ingestBytes, to: Double(reading.stats.ingestBytes))
                 series.memory.record(reading.stats.streamMemoryMb * 1_048_576)
                 series.faces.record(reading.faces)
                 series.overhead.record(reading.stats.stickerOverhead.ratioToTranscode)
@@ -132,6 +135,7 @@ public final class ServiceMetrics: Sendable {
                 series.frames.values.forEach { $0.handle.destroy() }
                 series.cpu.values.forEach { $0.handle.destroy() }
                 series.reconnects.handle.destroy()
+                series.ingestBytes.handle.destroy()
                 [series.memory, series.faces, series.overhead, series.upstreamUp, series.sticker.gauge].forEach { $0.destroy() }
                 series.outputs.values.forEach { $0.destroy() }
             }
@@ -142,6 +146,7 @@ public final class ServiceMetrics: Sendable {
         let stream = [("stream", reading.id)]
         return StreamSeries(
             reconnects: Tracked(handle: CoreMetrics.Counter(label: "facerelay_stream_upstream_reconnects_total", dimensions: stream, factory: factory), last: 0),
+            ingestBytes: Tracked(handle: CoreMetrics.Counter(label: "facerelay_stream_ingest_bytes_total", dimensions: stream, factory: factory), last: 0),
             memory: CoreMetrics.Gauge(label: "facerelay_stream_memory_bytes", dimensions: stream, factory: factory),
             faces: CoreMetrics.Gauge(label: "facerelay_stream_faces", dimensions: stream, factory: factory),
             overhead: CoreMetrics.Gauge(label: "facerelay_stream_sticker_overhead_ratio", dimensions: stream, factory: factory),

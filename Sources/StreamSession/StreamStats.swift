@@ -48,6 +48,9 @@ public struct StreamStats: Codable, Sendable, Equatable {
     public var streamMemoryMb: Double
     /// Each output over the span.
     public var outputs: [OutputFigures]
+    /// Bytes of the input's stream read over the span (the container as it arrives), and their rate.
+    public var ingestBytes: Int
+    public var ingestBitrateKbps: Double
 
     enum CodingKeys: String, CodingKey {
         case input, output, width, height, fps
@@ -74,6 +77,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
         case lightenedFrames = "lightened_frames"
         case loadLevel = "load_level"
         case outputs
+        case ingestBytes = "ingest_bytes"
+        case ingestBitrateKbps = "ingest_bitrate_kbps"
     }
 
     /// One output over the span: what it sent, at what rate, and what it missed.
@@ -181,6 +186,8 @@ public struct StreamStats: Codable, Sendable, Equatable {
                                           memoryMb: 0)
         let pool = counters.framesOut > 0 ? frameBytes * Double(counters.framePoolCapacity) : 0
         streamMemoryMb = (frameBytes * Double(counters.frameQueueCapacity) + pool) / 1_048_576
+        ingestBytes = counters.ingestBytes - start.counters.ingestBytes
+        ingestBitrateKbps = seconds > 0 ? Double(ingestBytes) * 8 / seconds / 1000 : 0
         outputs = counters.outputs.map { output in
             let before = start.counters.outputs.first { $0.index == output.index }
             let bytes = output.bytesSent - (before?.bytesSent ?? 0)
@@ -195,6 +202,7 @@ public struct StreamStats: Codable, Sendable, Equatable {
 
     public var logLine: String {
         "frames_in=\(framesIn) frames_out=\(framesOut) dropped=\(framesDropped) fps=\(formatted(fps, decimals: 1))"
+            + " ingest_kbps=\(formatted(ingestBitrateKbps, decimals: 0))"
             + " stage_ms=\(formatted(stageMsPerFrame, decimals: 3)) cpu_cores=\(formatted(processCpuCores, decimals: 2))"
             + " rss_mb=\(formatted(rssMb, decimals: 1))"
             + (trackMsPerFrame.map { " track_ms=\(formatted($0, decimals: 3)) faces=\(formatted(facesTracked ?? 0, decimals: 2))" } ?? "")

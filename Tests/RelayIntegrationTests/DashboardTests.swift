@@ -34,6 +34,8 @@ import Testing
         #expect(thumbnails.count == 2 && thumbnails.allSatisfy { $0 == [320, 180] }, "thumbnails \(thumbnails) (a 16:9 picture 320 wide)")
         #expect((seen["stickers"] as? [String] ?? []).contains("cat"), "the picker lists the packages")
         #expect(seen["outputs"] as? [[String]] == [["sending"], ["sending"]], "each card lists its output: \(seen["outputs"] ?? "none")")
+        let ingest = (seen["ingest"] as? [String] ?? []).map { Int($0.split(separator: " ").first ?? "") ?? 0 }
+        #expect(ingest.count == 2 && ingest.allSatisfy { $0 > 50 }, "each card shows its broadcaster's bitrate: \(seen["ingest"] ?? "none")")
         #expect(try serve.streams()["alice"]?["sticker"] as? String == "none", "the click reached the stream")
         #expect(try serve.streams()["bob"]?["sticker"] as? String == "sunglasses")
         if let keep = ProcessInfo.processInfo.environment["FACERELAY_DASHBOARD_SCREENSHOT"] {
@@ -49,6 +51,9 @@ import Testing
             for direction in ["in", "out", "dropped"] {
                 #expect(metrics.contains("facerelay_stream_frames_total{stream=\"\(name)\",direction=\"\(direction)\"}"))
             }
+            let ingestBytes = metrics.split(separator: "\n").first { $0.hasPrefix("facerelay_stream_ingest_bytes_total{stream=\"\(name)\"}") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+            #expect(ingestBytes > 100_000, "\(name)'s broadcast read: \(ingestBytes) bytes")
         }
         #expect(metrics.contains("facerelay_stream_sticker_info{stream=\"alice\",sticker=\"none\"} 1"))
         #expect(!metrics.contains("in-alice") && !metrics.contains("out-alice"), "no address in a label")

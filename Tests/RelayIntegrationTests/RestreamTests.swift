@@ -58,6 +58,13 @@ import Testing
         #expect(shared.count >= 100)
         #expect(shared.allSatisfy { steadyFrames[$0.index!] == $0.pixels }, "the platforms got different pictures of the same frames")
 
+        // What the relay read is the broadcast itself: the file's audio and video (93 % of the MP4)
+        // in FLV tags, less what went by before the relay was playing.
+        let mediaBytes = try #require(try FileManager.default.attributesOfItem(atPath: input)[.size] as? Int)
+        #expect(Double(stats.ingest_bytes) > 0.85 * Double(mediaBytes) && Double(stats.ingest_bytes) < 1.1 * Double(mediaBytes),
+                "\(stats.ingest_bytes) bytes read of a \(mediaBytes)-byte broadcast")
+        #expect(stats.ingest_bitrate_kbps > 0 && abs(stats.ingest_bitrate_kbps - Double(stats.ingest_bytes) * 8 / stats.duration_s / 1000) < 1)
+
         let outputs = stats.outputs ?? []
         #expect(outputs.count == 2)
         if outputs.count == 2 {
@@ -112,6 +119,10 @@ import Testing
         #expect(outputs.prefix(2).allSatisfy { ($0["address"] as? String)?.hasSuffix("/record/****") == true }, "masked: \(outputs)")
 
         Thread.sleep(forTimeInterval: 3)
+        // The broadcaster's rate over the last second: a live publish of a file that averages
+        // about 210 kbit/s (its keyframes make any one second vary).
+        let ingestKbps = try serve.streams()["alice"]?["ingest_bitrate_kbps"] as? Double ?? 0
+        #expect(ingestKbps > 20 && ingestKbps < 2000, "ingest \(ingestKbps) kbit/s")
         let addition = try serve.result(["add-output", "alice", second.recordedURL("alice-c")])
         #expect(addition["output"] as? Int == 3)
         func refusal(_ arguments: [String]) throws -> String? {

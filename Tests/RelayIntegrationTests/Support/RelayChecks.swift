@@ -66,6 +66,8 @@ struct RelayStatsFile: Decodable {
     let duration_s: Double
     let frames_missed_at_start: Int
     let outputs: [Output]?
+    let ingest_bytes: Int
+    let ingest_bitrate_kbps: Double
 
     struct Output: Decodable {
         let index: Int

@@ -32,7 +32,8 @@ with Chromium(window="1280,900") as page:
         return {{cards: document.querySelectorAll('article.stream').length,
                 thumbnails: thumbs.map(img => [img.naturalWidth, img.naturalHeight]),
                 stickers: [...found[0].querySelectorAll('.picker button')].map(b => b.dataset.sticker),
-                outputs: found.map(card => [...card.querySelectorAll('table.outputs tr')].map(row => row.dataset.state))}};
+                outputs: found.map(card => [...card.querySelectorAll('table.outputs tr')].map(row => row.dataset.state)),
+                ingest: found.map(card => [...card.querySelectorAll('.figures span')].find(span => span.textContent.startsWith('ingest '))?.querySelector('b').textContent ?? '')}};
     }})()""", 60)
     # Let a few seconds of figures draw the CPU charts before the picture is taken.
     time.sleep(4)
