@@ -73,10 +73,46 @@ extension FaceTracker {
         public var fineRescanCycles = 10
         /// Frames between looks at whether the scene changed since a scan.
         public var sceneCheckInterval = 3
+
         /// Frames short of a detection interval after which the fine scan may run again: its result
         /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
+        /// Without it a small face coming into view is found 1-2 frames after the interval
+        /// (`RealFaceMotionTests.aSmallFaceComingIntoViewIsFoundWithinThirtyFramesByDefault`).
         public var fineScanLead = 3
 
         public init() {}
+
+        /// The numeric settings by name, so that a benchmark can measure what each one earns
+        /// (`inspect --tracker-setting NAME=VALUE`, `tracking-quality.sh`'s `VARIANT`).
+        private static var counts: [String: WritableKeyPath<Settings, Int>] { [
+            "maximumFaces": \.maximumFaces, "detectionInterval": \.detectionInterval, "minimumFaceSize": \.minimumFaceSize,
+            "holdFrames": \.holdFrames, "doubtfulFramesToDrop": \.doubtfulFramesToDrop, "checkInterval": \.checkInterval,
+            "lostWatchFrames": \.lostWatchFrames, "lostSearchInterval": \.lostSearchInterval,
+            "watchDetectionInterval": \.watchDetectionInterval, "fineScanLevels": \.fineScanLevels,
+            "coarseRescanCycles": \.coarseRescanCycles, "fineRescanCycles": \.fineRescanCycles,
+            "sceneCheckInterval": \.sceneCheckInterval, "fineScanLead": \.fineScanLead,
+        ] }
+        private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
+            "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
+            "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
+        ] }
+
+        /// Every name `set(_:to:)` takes.
+        public static var names: [String] { (Array(counts.keys) + Array(fractions.keys)).sorted() }
+
+        /// Sets the setting called `name` (its Swift name); false when there is none or `value`
+        /// does not suit it (a count must be a whole number of at least 0).
+        public mutating func set(_ name: String, to value: Double) -> Bool {
+            if let path = Self.counts[name] {
+                guard value >= 0, value == value.rounded(), value < Double(Int32.max) else { return false }
+                self[keyPath: path] = Int(value)
+                return true
+            }
+            if let path = Self.fractions[name], value.isFinite {
+                self[keyPath: path] = Float(value)
+                return true
+            }
+            return false
+        }
     }
 }

@@ -22,6 +22,11 @@ struct TrackingOptions: ParsableArguments {
     @Option(name: .customLong("expression-threshold"), help: "NAME=VALUE: when an expression counts as on, 0...1 (repeatable; e.g. smile=0.5).")
     var expressionThresholds: [String] = []
 
+    @Option(name: .customLong("tracker-setting"), help: ArgumentHelp(
+        "NAME=VALUE: set one of the tracker's tuning constants (repeatable), to measure what it earns; names: \(FaceTracker.Settings.names.joined(separator: ", ")).",
+        visibility: .hidden))
+    var trackerSettings: [String] = []
+
     func validate() throws {
         guard (1...16).contains(maxFaces) else { throw ValidationError("--max-faces \(maxFaces) is out of range: use 1...16") }
         guard (1...600).contains(detectionInterval) else { throw ValidationError("--detection-interval must be 1...600 frames") }
@@ -38,6 +43,12 @@ struct TrackingOptions: ParsableArguments {
         settings.detectionInterval = detectionInterval
         settings.minimumFaceSize = minFaceSize
         settings.smoothing = Smoothing(rawValue: smoothing) ?? settings.smoothing
+        for pair in trackerSettings {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let value = Double(parts[1]), settings.set(parts[0], to: value) else {
+                throw ValidationError("--tracker-setting '\(pair)' is not NAME=VALUE with a known name and a value it takes; names: \(FaceTracker.Settings.names.joined(separator: ", "))")
+            }
+        }
         for pair in expressionThresholds {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
             let names = settings.expressions.rules.map(\.analyser.name)

@@ -8,9 +8,12 @@
 # with this one run by run, so that both see the same machine load. DLIB_STOCK=path/to/binary (from
 # Tests/Benchmarks/build-dlib-stock.sh) runs dlib's stock detector and shape predictor the same way,
 # as tracker "dlib", and adds the "err vs dlib" column: how far each tracker's landmarks lie from dlib's.
+# VARIANTS="LABEL:NAME=VALUE[,NAME=VALUE] ..." runs this build again per label with those tuning
+# constants changed (`inspect --tracker-setting`), to measure what a rule earns: set it so that it
+# never acts (e.g. "nowatch:lostWatchFrames=0 norescan:coarseRescanCycles=1000000").
 # The sequences are made once per person, as motion/PERSON.SEQ.mp4 beside their truth, and kept.
-#   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [PEOPLE="astronaut obama"] [SEQUENCES="slide jumps"] \
-#     Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
+#   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [VARIANTS=...] [PEOPLE="astronaut obama"] \
+#     [SEQUENCES="slide jumps"] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 facerelay=${FACERELAY:-$root/.build/release/facerelay}
@@ -38,6 +41,11 @@ trap 'rm -rf "$results"' EXIT
 trackers=("now=$facerelay")
 [ -n "${BASELINE:-}" ] && trackers+=("before=$BASELINE")
 [ -n "${DLIB_STOCK:-}" ] && trackers+=("dlib=$DLIB_STOCK")
+declare -A variant_settings
+for variant in ${VARIANTS:-}; do
+  trackers+=("${variant%%:*}=$facerelay")
+  variant_settings[${variant%%:*}]=${variant#*:}
+done
 # The reference landmarks: each person's unmoved tile, fitted without smoothing.
 for person in $people; do
   "$facerelay" inspect "$fixtures/$person.face_tile.png" --json --smoothing none > "$results/$person.face_tile.jsonl" 2> /dev/null
@@ -55,7 +63,9 @@ for run in $(seq 1 "$runs"); do
           # Detection every 5 frames, the stock predictor on every frame; its cost on stderr.
           "$binary" "$video" "$model" --every 5 > "$out.jsonl" 2> "$out.cpu"
         else
-          "$binary" inspect "$video" --json "${extra[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
+          tuned=()
+          for setting in $(echo "${variant_settings[$label]:-}" | tr ',' ' '); do tuned+=(--tracker-setting "$setting"); done
+          "$binary" inspect "$video" --json "${extra[@]}" "${tuned[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
         fi
       done
     done
