@@ -378,6 +378,46 @@ static inline GstSample *fr_appsink_pull(GstElement *sink, GstClockTime timeout)
 }
 static inline gboolean fr_appsink_is_eos(GstElement *sink) { return gst_app_sink_is_eos(GST_APP_SINK(sink)); }
 
+/// What an appsink calls on its streaming thread when it queues a sample or reaches end-of-stream
+/// (see fr_appsink_wake_on_samples).
+typedef struct {
+    void (*wake)(void *context);
+    void (*release)(void *context);
+    void *context;
+} FRAppSinkWaker;
+
+static inline GstFlowReturn fr_appsink_waker_sample(GstAppSink *sink, gpointer data) {
+    (void)sink;
+    FRAppSinkWaker *waker = (FRAppSinkWaker *)data;
+    waker->wake(waker->context);
+    return GST_FLOW_OK;
+}
+
+static inline void fr_appsink_waker_eos(GstAppSink *sink, gpointer data) {
+    (void)fr_appsink_waker_sample(sink, data);
+}
+
+static inline void fr_appsink_waker_free(gpointer data) {
+    FRAppSinkWaker *waker = (FRAppSinkWaker *)data;
+    waker->release(waker->context);
+    g_free(waker);
+}
+
+/// Has `sink` call `wake(context)` whenever it queues a sample or sees end-of-stream, so that its
+/// reader can sleep until there is something to pull instead of pulling with a time-out. The
+/// samples stay queued for the reader; `release(context)` runs once the callbacks are replaced or
+/// the sink is finalised.
+static inline void fr_appsink_wake_on_samples(GstElement *sink, void (*wake)(void *), void (*release)(void *), void *context) {
+    FRAppSinkWaker *waker = g_new0(FRAppSinkWaker, 1);
+    waker->wake = wake;
+    waker->release = release;
+    waker->context = context;
+    GstAppSinkCallbacks callbacks = {0};
+    callbacks.eos = fr_appsink_waker_eos;
+    callbacks.new_sample = fr_appsink_waker_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, waker, fr_appsink_waker_free);
+}
+
 static inline void fr_appsrc_set_caps(GstElement *src, GstCaps *caps) { gst_app_src_set_caps(GST_APP_SRC(src), caps); }
 /// Pushes a buffer, taking ownership of it.
 static inline GstFlowReturn fr_appsrc_push(GstElement *src, GstBuffer *buffer) {

@@ -33,16 +33,20 @@ final class AudioPump: Sendable {
     private let input: InputEndpoint
     private let control: RelayControl
     private let generations: IngestGenerations
+    /// Notified when an appsink queues a packet or a frame (the video's progress tells when the
+    /// audio stopped), and on every change of the relay.
+    private let samples: ChangeSignal
     private let outputs: RelayOutputs
     private let timeline: OutputTimeline
     private let counters: RelayCounters
     private let logger: Logger
 
-    init(input: InputEndpoint, control: RelayControl, generations: IngestGenerations, outputs: RelayOutputs,
+    init(input: InputEndpoint, control: RelayControl, generations: IngestGenerations, samples: ChangeSignal, outputs: RelayOutputs,
          timeline: OutputTimeline, counters: RelayCounters, logger: Logger) {
         self.input = input
         self.control = control
         self.generations = generations
+        self.samples = samples
         self.outputs = outputs
         self.timeline = timeline
         self.counters = counters
@@ -69,8 +73,10 @@ final class AudioPump: Sendable {
                 }
             }
             guard let current = source else { continue }
-            guard let sample = fr_appsink_pull(current.sink, 100_000_000) else {
+            let seen = samples.current
+            guard let sample = fr_appsink_pull(current.sink, 0) else {
                 if !noPacket(from: current, progress: &progress) { break }
+                samples.wait(past: seen, until: nil)
                 continue
             }
             forward(sample, from: current, progress: &progress)
@@ -91,6 +97,7 @@ final class AudioPump: Sendable {
                 return control.stopRequested || generations.generation != generation
                     || outputs.streamInfo != nil && placed.origin != nil && placed.generation == generation
             }
+            samples.notify(onSamplesOf: sink)
             return .source(Source(sink: sink, generation: generation))
         case .absent:
             guard control.inputEndIsAwaited else { return .done }
@@ -101,7 +108,7 @@ final class AudioPump: Sendable {
         }
     }
 
-    /// No packet came within the pull's time-out. False when the pump is done.
+    /// No packet waits. False when the pump is done.
     private func noPacket(from source: Source, progress: inout Progress) -> Bool {
         if generations.hasEnded(source.sink, generation: source.generation) {
             guard control.inputEndIsAwaited else { return false }

@@ -9,19 +9,23 @@ import Glibc
 ///
 /// A `pollable` signal also makes `descriptor` readable on each notification, so that a thread
 /// waiting in poll(2) on other descriptors (the supervisor, on the pipelines' buses) wakes for it.
+/// A signal may also wake another (`alsoWakes`): the pumps wait on one that their appsinks notify
+/// on every sample, which every change of the relay's also wakes, without waking the supervisor.
 ///
 /// `@unchecked Sendable` because `count` is a plain `var`: it is read and written only between
 /// `pthread_mutex_lock(mutex)` and `pthread_mutex_unlock(mutex)` (in `notify`, `current` and
 /// `wait(past:until:)`). The mutex, the condition and the descriptor are made by `init` and
-/// destroyed by `deinit` only.
+/// destroyed by `deinit` only; `follower` is a `let` of this same type.
 final class ChangeSignal: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var count: UInt64 = 0
     /// Readable after a notification until `clearDescriptor()`; nil when not pollable.
     let descriptor: Int32?
+    private let follower: ChangeSignal?
 
-    init(pollable: Bool) throws(MediaError) {
+    init(pollable: Bool, alsoWakes follower: ChangeSignal? = nil) throws(MediaError) {
+        self.follower = follower
         if pollable {
             let descriptor = fr_eventfd_new()
             guard descriptor >= 0 else {
@@ -55,6 +59,17 @@ final class ChangeSignal: @unchecked Sendable {
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
         if let descriptor { fr_eventfd_signal(descriptor) }
+        follower?.notify()
+    }
+
+    /// Has `sink` notify this signal whenever it queues a sample or reaches end-of-stream; the
+    /// sink keeps this signal alive until it goes.
+    func notify(onSamplesOf sink: UnsafeMutablePointer<GstElement>) {
+        fr_appsink_wake_on_samples(sink, { context in
+            Unmanaged<ChangeSignal>.fromOpaque(context!).takeUnretainedValue().notify()
+        }, { context in
+            Unmanaged<ChangeSignal>.fromOpaque(context!).release()
+        }, Unmanaged.passRetained(self).toOpaque())
     }
 
     /// The number of notifications so far: read it before checking a condition, then wait past it.

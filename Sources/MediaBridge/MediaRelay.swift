@@ -43,7 +43,10 @@ public final class MediaRelay: Sendable {
         // A publisher comes back to the same RTMP key, an SRT caller to the same port (or the
         // broadcaster's listener takes our call again); a file that ends has ended.
         if case .file = input { policy.inputGrace = nil }
-        let changes = try ChangeSignal(pollable: true)
+        // The pumps sleep until their appsinks queue something or the relay changes (a stop, a
+        // new input generation, an input that ended): every change wakes them too.
+        let samples = try ChangeSignal(pollable: false)
+        let changes = try ChangeSignal(pollable: true, alsoWakes: samples)
         guard !endpoints.isEmpty else { throw MediaError(.output, "a stream needs at least one output") }
         control = RelayControl(lifecycle: RelayLifecycle(policy: policy, now: .now, outputs: endpoints.count), changes: changes)
         generations = try IngestGenerations(input: input, settings: settings, library: library, threadTag: threadTag,
@@ -55,9 +58,9 @@ public final class MediaRelay: Sendable {
         let timeline = OutputTimeline(changes: changes)
         let describer = InputErrorDescriber(input: input, settings: settings)
         videoPump = VideoPump(stage: stage, input: input, live: live, control: control, generations: generations,
-                              outputs: outputs, timeline: timeline, counters: counting, thumbnails: thumbnails,
+                              samples: samples, outputs: outputs, timeline: timeline, counters: counting, thumbnails: thumbnails,
                               describer: describer, logger: logger)
-        audioPump = AudioPump(input: input, control: control, generations: generations, outputs: outputs,
+        audioPump = AudioPump(input: input, control: control, generations: generations, samples: samples, outputs: outputs,
                               timeline: timeline, counters: counting, logger: logger)
         supervisor = RelaySupervisor(input: input, control: control, generations: generations,
                                      outputs: outputs, counters: counting, describer: describer, logger: logger)

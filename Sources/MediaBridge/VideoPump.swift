@@ -23,7 +23,14 @@ final class VideoPump: @unchecked Sendable {
         /// Relaying the start-up backlog under back-pressure (see `run`).
         var catchingUp: Bool
         var firstFrameAt: ContinuousClock.Instant?
+        /// When the last frame was relayed: a backlog is caught up once none waits for `caughtUpAfter`.
+        var lastFrameDoneAt: ContinuousClock.Instant?
     }
+
+    /// No frame waiting for this long after the last was relayed ends the catching up: longer than
+    /// a live input's frames are apart, while a decoder working through the backlog on a busy
+    /// machine leaves shorter gaps.
+    static let caughtUpAfter = Duration.milliseconds(50)
 
     /// The two frames a decoded frame is mapped into (read) and copied to (write),
     /// allocated once per run.
@@ -42,6 +49,8 @@ final class VideoPump: @unchecked Sendable {
     private let live: Bool
     private let control: RelayControl
     private let generations: IngestGenerations
+    /// Notified when an appsink queues a frame, and on every change of the relay.
+    private let samples: ChangeSignal
     private let outputs: RelayOutputs
     private let timeline: OutputTimeline
     private let counters: RelayCounters
@@ -50,13 +59,14 @@ final class VideoPump: @unchecked Sendable {
     private let logger: Logger
 
     init(stage: FrameStage, input: InputEndpoint, live: Bool, control: RelayControl, generations: IngestGenerations,
-         outputs: RelayOutputs, timeline: OutputTimeline, counters: RelayCounters, thumbnails: ThumbnailTap,
+         samples: ChangeSignal, outputs: RelayOutputs, timeline: OutputTimeline, counters: RelayCounters, thumbnails: ThumbnailTap,
          describer: InputErrorDescriber, logger: Logger) {
         self.stage = stage
         self.input = input
         self.live = live
         self.control = control
         self.generations = generations
+        self.samples = samples
         self.outputs = outputs
         self.timeline = timeline
         self.counters = counters
@@ -89,6 +99,7 @@ final class VideoPump: @unchecked Sendable {
                 source = nil
                 guard case .found(let sink) = generations.waitForSink(\.videoSink, of: ingest, generation: generation,
                                                                       control: control, videoStarted: { false }) else { continue }
+                samples.notify(onSamplesOf: sink)
                 source = Source(sink: sink, generation: generation, catchingUp: live, firstFrameAt: nil)
             }
             guard var current = source else { continue }
@@ -103,19 +114,27 @@ final class VideoPump: @unchecked Sendable {
         if source.catchingUp, let firstFrameAt = source.firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
             stopCatchingUp(&source)
         }
-        // Caught up once no frame comes for 50 ms, longer than a live input's frames are apart:
-        // a decoder working through the backlog on a busy machine leaves shorter gaps.
-        let timeout: GstClockTime = source.catchingUp && source.firstFrameAt != nil ? 50_000_000 : 100_000_000
-        guard let sample = fr_appsink_pull(source.sink, timeout) else {
+        let seen = samples.current
+        guard let sample = fr_appsink_pull(source.sink, 0) else {
             if generations.hasEnded(source.sink, generation: source.generation) {
                 guard control.inputEndIsAwaited else {
                     if input.isLive { logger.info("input ended: \(describer.liveInputEndReason)", metadata: ["input": "\(input)"]) }
                     return false
                 }
                 generations.waitForNext(after: source.generation, control: control)
-            } else if source.catchingUp && source.firstFrameAt != nil {
-                stopCatchingUp(&source)
+                return true
             }
+            // Until a frame comes, the input ends, or the relay changes; while catching up, until
+            // no frame came for `caughtUpAfter`.
+            var deadline: ContinuousClock.Instant?
+            if source.catchingUp, let lastDone = source.lastFrameDoneAt {
+                guard ContinuousClock.now - lastDone < Self.caughtUpAfter else {
+                    stopCatchingUp(&source)
+                    return true
+                }
+                deadline = lastDone + Self.caughtUpAfter
+            }
+            samples.wait(past: seen, until: deadline)
             return true
         }
         counters.framesPulled.add(1, ordering: .relaxed)
@@ -123,6 +142,7 @@ final class VideoPump: @unchecked Sendable {
         relay(sample: sample, from: source.sink, frames: frames, resumingInput: resuming, timestamps: &timestamps)
         if source.firstFrameAt == nil { source.firstFrameAt = .now }
         fr_sample_unref(sample)
+        source.lastFrameDoneAt = .now
         return true
     }
 
