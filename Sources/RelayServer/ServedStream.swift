@@ -63,11 +63,33 @@ final class ServedStream: Sendable {
         self.session = session
     }
 
-    var state: State { live.withLock { $0.state } }
-    var reason: String? { live.withLock { $0.reason } }
+    /// The state the relay is in now (not as of the last tick), and why when it is not relaying.
+    var state: State { current().state }
+    var reason: String? { current().reason }
     var isFinished: Bool { live.withLock { $0.state == .ended || $0.state == .failed } }
 
-    /// Reads the relay's phase, the recent frame rate and ingest bitrate; returns the state when it changed.
+    private func current() -> (state: State, reason: String?) {
+        let status = session.status
+        return live.withLock { live in
+            guard live.state != .ended, live.state != .failed else { return (live.state, live.reason) }
+            return Self.state(of: status) ?? (live.state, live.reason)
+        }
+    }
+
+    /// The relay's phase as a stream state and its reason; nil while it drains (the stream is
+    /// ended or failed once the session returns).
+    private static func state(of status: (phase: RelayLifecycle.Phase, lastOutputError: String?)) -> (state: State, reason: String?)? {
+        switch status.phase {
+        case .starting: return (.starting, nil)
+        case .relaying: return (.relaying, nil)
+        case .reconnecting: return (.reconnecting, status.lastOutputError)
+        case .awaitingInput: return (.awaitingInput, "the input ended; waiting for the broadcaster to come back")
+        case .draining: return nil
+        }
+    }
+
+    /// Reads the relay's phase, the recent frame rate and ingest bitrate; returns the state when
+    /// it changed since the last call, for the state events.
     func refresh(now: ContinuousClock.Instant = .now) -> (State, String?)? {
         let counters = session.counters
         let status = session.status
@@ -80,23 +102,11 @@ final class ServedStream: Sendable {
                 live.meterIngestBytes = counters.ingestBytes
                 live.meterAt = now
             }
-            guard live.state != .ended, live.state != .failed else { return nil }
-            let state: State
-            switch status.phase {
-            case .starting: state = .starting
-            case .relaying: state = .relaying
-            case .reconnecting: state = .reconnecting
-            case .awaitingInput: state = .awaitingInput
-            case .draining: return nil // ended or failed once the session returns
-            }
-            guard state != live.state else { return nil }
+            guard live.state != .ended, live.state != .failed,
+                  let (state, reason) = Self.state(of: status), state != live.state else { return nil }
             live.state = state
-            switch state {
-            case .reconnecting: live.reason = status.lastOutputError
-            case .awaitingInput: live.reason = "the input ended; waiting for the broadcaster to come back"
-            default: live.reason = nil
-            }
-            return (state, live.reason)
+            live.reason = reason
+            return (state, reason)
         }
     }
 
@@ -138,7 +148,8 @@ final class ServedStream: Sendable {
     /// the last second or so.
     func summary() -> JSONValue {
         let counters = session.counters
-        let (state, reason, fps, ingestKbps) = live.withLock { ($0.state, $0.reason, $0.fps, $0.ingestKbps) }
+        let (state, reason) = current()
+        let (fps, ingestKbps) = live.withLock { ($0.fps, $0.ingestKbps) }
         var entry: [String: JSONValue] = [
             "stream": .string(id),
             "input": .string(input.description),
