@@ -41,11 +41,19 @@ public final class FrameFileReader {
             info.deallocate()
             mapped.deallocate()
         }
+        // Sleeps until the sink queues a frame or ends, or the bus has a message (an error
+        // reaches no appsink).
+        let queued = try ChangeSignal(pollable: true)
+        queued.notify(onSamplesOf: sink)
+        var descriptors = [pollfd(fd: queued.descriptor ?? -1, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: fr_bus_pollfd(pipeline), events: Int16(POLLIN), revents: 0)]
         var index = 0
         while true {
-            guard let sample = fr_appsink_pull(sink, GstClockTime(200_000_000)) else {
+            queued.clearDescriptor()
+            guard let sample = fr_appsink_pull(sink, 0) else {
                 if fr_appsink_is_eos(sink) != 0 { break }
                 if let error = busError() { throw error }
+                _ = poll(&descriptors, nfds_t(descriptors.count), -1)
                 continue
             }
             defer { fr_sample_unref(sample) }
