@@ -52,8 +52,14 @@ public enum HTTPServer {
         }
         router.post("/rtmp/on_play") { request, _ -> Response in
             guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
-            registry.playStarted(application: notice.app, key: notice.name)
-            return reply(.ok)
+            // The publish it lets through is answered only once this answer is written: nginx
+            // reads them in that order, so the relay has joined the stream before its first
+            // frame. Answered the other way round (on a busy machine, the waiting publish's task
+            // can reply first), the relay starts at the broadcast's next keyframe, seconds in.
+            return Response(status: .ok, headers: [.connection: "close"], body: ResponseBody(contentLength: 0) { writer in
+                defer { registry.playStarted(application: notice.app, key: notice.name) }
+                try await writer.finish(nil)
+            })
         }
         router.post("/rtmp/on_publish_done") { request, _ -> Response in
             guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
