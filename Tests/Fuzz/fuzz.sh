@@ -4,6 +4,7 @@
 #
 #   Tests/Fuzz/fuzz.sh [SECONDS] [TARGET...]     SECONDS defaults to 60; TARGET to all of them:
 #                                                sticker-json sticker-picture control-request serve-config
+#   Tests/Fuzz/fuzz.sh 0                         builds them and runs none
 #
 # Inputs that reach new code are kept in .build/fuzz-corpus/TARGET (copy the interesting ones into
 # the committed corpus); an input that crashes a target is written to .build/fuzz-artifacts/ and
@@ -27,6 +28,7 @@ for target in "${targets[@]}"; do
         | grep -v "warning: Cannot export local symbol" | tail -n 3
 done
 echo "== built in $(( $(date +%s) - started )) s"
+[ "$seconds" -gt 0 ] || exit 0
 
 mkdir -p .build/fuzz-artifacts
 # The targets' scratch folders (sticker.json, frames) go here and are removed at the end.

@@ -1,52 +1,12 @@
 import Foundation
-import Synchronization
 import Testing
-
-/// `swift build --sanitize=address` into .build/asan, about 7 minutes of a 2-core machine on its
-/// own (once per build folder; later runs rebuild what changed). It runs at idle priority
-/// (SCHED_IDLE) from the moment the integration tests ask for their fixtures, on the CPU that the
-/// tests waiting on real time leave unused, so that the suite does not wait for all of it; it gets
-/// no CPU a test wants, and is interrupted if the test process ends first.
-enum SanitizerBuild {
-    private static let done = DispatchGroup()
-    private static let outcome = Mutex<Result<String, CommandError>?>(nil)
-
-    /// Starts the build once. Its thread waits for it: the build is interrupted when that thread
-    /// ends (`--pdeathsig`), which is when the process does.
-    static let started: Void = {
-        done.enter()
-        Thread.detachNewThread {
-            let buildPath = Package.root.appendingPathComponent(".build/asan").path
-            let result: Result<String, CommandError>
-            do {
-                try run("/usr/bin/setpriv", ["--pdeathsig", "INT", "/usr/bin/chrt", "--idle", "0",
-                                             "/usr/bin/env", "swift", "build", "--package-path", Package.root.path, "--build-path", buildPath,
-                                             "--sanitize=address", "--product", "facerelay"], timeout: 3600)
-                result = .success(buildPath + "/debug/facerelay")
-            } catch let error as CommandError {
-                result = .failure(error)
-            } catch {
-                result = .failure(CommandError(description: "\(error)"))
-            }
-            outcome.withLock { $0 = result }
-            done.leave()
-        }
-    }()
-
-    /// The sanitized executable, once built (started now if it was not yet).
-    static func finished() throws -> String {
-        _ = started
-        done.wait()
-        return try outcome.withLock { $0! }.get()
-    }
-}
 
 /// FaceRelay built with AddressSanitizer (LeakSanitizer included) in its own build folder, driven
 /// through the frame path and the control socket: no memory error, and no leak from FaceRelay's
 /// code. GStreamer, glib and the Swift runtime keep a few allocations for the life of the process
 /// on purpose; Tests/Sanitizers/lsan.supp names each one and why it is not ours.
-/// The AddressSanitizer build (`SanitizerBuild`) starts in the background with the integration
-/// tests and is usually done when this suite runs.
+/// The AddressSanitizer build (`BackgroundBuilds.addressSanitizer`) starts in the background with
+/// the integration tests and is usually done when this suite runs.
 @Suite(.serialized)
 struct SanitizerTests {
     static let suppressions = Package.root.appendingPathComponent("Tests/Sanitizers/lsan.supp").path
@@ -67,7 +27,7 @@ struct SanitizerTests {
     }
 
     @Test func theFramePathIsCleanUnderAddressSanitizer() throws {
-        let facerelay = try SanitizerBuild.finished()
+        let facerelay = try BackgroundBuilds.addressSanitizer.finished()
         let directory = try Package.temporaryDirectory("asan-run")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let variables = Self.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
@@ -83,7 +43,7 @@ struct SanitizerTests {
     }
 
     @Test func serveAndTheControlSocketAreCleanUnderAddressSanitizer() throws {
-        let facerelay = try SanitizerBuild.finished()
+        let facerelay = try BackgroundBuilds.addressSanitizer.finished()
         let serve = try ServeProcess("", name: "serve-asan", executable: facerelay, environment: Self.environment)
         // Ten minutes of 180p: still running while the commands below switch its sticker, then stopped.
         let output = serve.directory + "/out.mp4"

@@ -7,10 +7,10 @@ enum Fixtures {
     /// Beeps start at 1, 3, 5... s: on frames 30, 90, 150...
     static func beepFrames(upTo count: Int) -> [Int] { Array(stride(from: 30, to: count, by: 60)) }
 
-    /// Every integration suite asks for fixtures first: the AddressSanitizer build starts in the
-    /// background here too (see `SanitizerBuild`).
+    /// Every integration suite asks for fixtures first: the sanitizer builds start in the
+    /// background here too (see `BackgroundBuilds`).
     private static let built: Result<String, CommandError> = {
-        _ = SanitizerBuild.started
+        BackgroundBuilds.start()
         let directory = ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"]
             ?? Package.root.appendingPathComponent(".build/test-fixtures").path
         do {
