@@ -67,7 +67,11 @@ final class AudioPump: Sendable {
             if source?.generation != generation {
                 source = nil
                 switch attach(to: ingest, generation: generation) {
-                case .source(let found): source = found
+                case .source(let found):
+                    source = found
+                    // A returning input's audio is late only once its own video has gone on
+                    // without it: the pause between the two inputs is no silence of the audio.
+                    progress.lastAudioTime = max(progress.lastAudioTime, timeline.current.originOutputTime)
                 case .retry: continue
                 case .done: return
                 }

@@ -42,10 +42,13 @@ import Testing
         #expect(pause.contains(gap), "the second publish follows the first after \(gap) s", sourceLocation: sourceLocation)
         #expect(report.audio?.codec == "aac", sourceLocation: sourceLocation)
         let reference = try ReferenceReports.report(try Fixtures.path(input)).audioVideoOffsets()
-        let offsets = report.audioVideoOffsets()
+        let byMarker = report.audioVideoOffsetsByMarker()
+        let offsets = byMarker.values
         let expected = reference.sorted()[reference.count / 2]
+        let markerTimes = Fixtures.beepFrames(upTo: 400).map { marker in "\(marker): \(report.frames.first { $0.index == marker }?.seconds ?? -1)" }
         #expect(offsets.count >= 3 && offsets.allSatisfy { abs($0 - expected) < 0.05 },
-                "A/V offsets \(offsets) against the input's \(expected) s", sourceLocation: sourceLocation)
+                "A/V offsets by marker frame \(byMarker.sorted { $0.key < $1.key }) against the input's \(expected) s; marker frames at \(markerTimes), beeps at \(report.beepOnsets)",
+                sourceLocation: sourceLocation)
     }
 
     /// The second publish as it was sent, or with a smaller picture, which is scaled to the size
@@ -80,6 +83,43 @@ import Testing
         #expect(video?.width == 1280 && video?.height == 720, "\(String(describing: video))")
         let stats = try RelayStatsFile(directory + "/stats.json")
         #expect(abs(stats.frames_out - report.frames.count) <= 2, "\(stats.frames_out) frames sent, \(report.frames.count) in the file")
+    }
+
+    /// A broadcaster back after a pause longer than the audio-stopped limit (2 s), whose audio
+    /// starts 0.4 s after its video: the pause is no silence of the audio, so the returning audio
+    /// is relayed, as far from its video as it was sent. Counting the pause as silence (measuring
+    /// from the first input's last packet) gave the audio up for the rest of the stream.
+    @Test func aReturningPublishWhoseAudioStartsLateKeepsItsAudio() throws {
+        let nginx = try NginxRTMP()
+        let directory = try Package.temporaryDirectory("grace-late-audio")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.flv")
+        let output = directory + "/relayed.mp4"
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--input-grace", "5"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 0.5)
+        let first = try Self.publish(input, to: nginx.url("in"), Self.firstPublish, in: directory, name: "first")
+        #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
+        Thread.sleep(forTimeInterval: 2.5)
+        let lateAudio = 0.4
+        let second = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-ss", "6.1", "-i", input,
+                                                          "-re", "-ss", "6.1", "-itsoffset", String(lateAudio), "-i", input,
+                                                          "-map", "0:v", "-map", "1:a", "-t", "4", "-c", "copy", "-f", "flv", nginx.url("in")],
+                                      logDirectory: directory, name: "second")
+        #expect(second.wait(seconds: 30) == 0, "second publisher: \(second.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        #expect(relay.stderr.contains("input back after"), "\(relay.stderr)")
+        #expect(!relay.stderr.contains("audio stopped"), "\(relay.stderr)")
+
+        let report = try MediaReport(output)
+        let expected = try ReferenceReports.report(input).audioVideoOffsets().sorted()[1]
+        let offsets = report.audioVideoOffsetsByMarker()
+        // Markers 30 and 90 are the first publish's; 210 and 270 (7 s and 9 s in) the second's.
+        #expect(offsets.keys.sorted() == [30, 90, 210, 270], "\(offsets.sorted { $0.key < $1.key }), beeps at \(report.beepOnsets)")
+        for (marker, offset) in offsets {
+            let sent = marker > 150 ? expected + lateAudio : expected
+            #expect(abs(offset - sent) < 0.05, "marker \(marker): audio \(offset) s from its frame, sent \(sent) s")
+        }
     }
 
     /// An SRT caller that hangs up and calls again: the listener is opened again on its port, and
