@@ -1,5 +1,6 @@
 import CGStreamer
 import Glibc
+import Synchronization
 
 /// What a relay's threads wait on instead of sleeping in a loop: whoever changes something another
 /// thread may be waiting for (a new input generation, an appsink that appeared, the output built,
@@ -15,7 +16,7 @@ import Glibc
 /// `@unchecked Sendable` because `count` is a plain `var`: it is read and written only between
 /// `pthread_mutex_lock(mutex)` and `pthread_mutex_unlock(mutex)` (in `notify`, `current` and
 /// `wait(past:until:)`). The mutex, the condition and the descriptor are made by `init` and
-/// destroyed by `deinit` only; `follower` is a `let` of this same type.
+/// destroyed by `deinit` only; `follower` is a `let` of this same type, `observer` a `Mutex`.
 final class ChangeSignal: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -23,6 +24,7 @@ final class ChangeSignal: @unchecked Sendable {
     /// Readable after a notification until `clearDescriptor()`; nil when not pollable.
     let descriptor: Int32?
     private let follower: ChangeSignal?
+    private let observer = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(pollable: Bool, alsoWakes follower: ChangeSignal? = nil) throws(MediaError) {
         self.follower = follower
@@ -60,7 +62,12 @@ final class ChangeSignal: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
         if let descriptor { fr_eventfd_signal(descriptor) }
         follower?.notify()
+        observer.withLock { $0 }?()
     }
+
+    /// Has `body` called after every notification, on the thread that notified: it must only
+    /// hand the news on (a server queues it), never block or call back into what notified.
+    func observe(_ body: @escaping @Sendable () -> Void) { observer.withLock { $0 = body } }
 
     /// Has `sink` notify this signal whenever it queues a sample or reaches end-of-stream; the
     /// sink keeps this signal alive until it goes.

@@ -130,6 +130,15 @@ public final class MediaRelay: Sendable {
     /// Size, rate and audio of the stream, once the first frame has arrived.
     public var streamInfo: StreamInfo? { outputs.streamInfo }
 
+    /// Has `body` told every change of the relay as it happens, on the relay's own threads: each
+    /// new phase in order (from inside the lock that changed it), and `.other` for any other
+    /// change (an output's state, the input). It must only hand the news on, never block or call
+    /// back into the relay.
+    public func observeChanges(_ body: @escaping @Sendable (RelayChange) -> Void) {
+        control.observePhases(body)
+        control.changes.observe { body(.other) }
+    }
+
     /// Ends the stream cleanly: every output gets end-of-stream and is finalised. Safe from any thread.
     public func requestStop() { control.requestStop() }
 
@@ -193,4 +202,12 @@ public final class MediaRelay: Sendable {
         }
         try supervisor.run()
     }
+}
+
+/// What `MediaRelay.observeChanges` tells.
+public enum RelayChange: Sendable {
+    /// The relay entered `phase`; `lastOutputError` as it was then.
+    case phase(RelayLifecycle.Phase, lastOutputError: String?)
+    /// Something else changed that its figures show: an output's state, the input.
+    case other
 }

@@ -28,10 +28,27 @@ final class RelayControl: Sendable {
 
     private let state: Mutex<State>
     let changes: ChangeSignal
+    /// Told each new phase, inside the lock that changed it, so that phases are told in the order
+    /// they came (see `MediaRelay.observeChanges`).
+    private let phaseObserver = Mutex<(@Sendable (RelayChange) -> Void)?>(nil)
 
     init(lifecycle: RelayLifecycle, changes: ChangeSignal) {
         state = Mutex(State(lifecycle: lifecycle))
         self.changes = changes
+    }
+
+    func observePhases(_ body: @escaping @Sendable (RelayChange) -> Void) { phaseObserver.withLock { $0 = body } }
+
+    /// Runs `body` on the state and tells the observer the phase it left the lifecycle in, if
+    /// that changed; all in one critical section. Returns whether the phase changed.
+    private func changing<Result>(_ body: (inout State) -> Result) -> (Result, phaseChanged: Bool) {
+        state.withLock { state in
+            let phase = state.lifecycle.phase
+            let result = body(&state)
+            guard state.lifecycle.phase != phase else { return (result, false) }
+            phaseObserver.withLock { $0 }?(.phase(state.lifecycle.phase, lastOutputError: state.lifecycle.lastOutputError))
+            return (result, true)
+        }
     }
 
     var stopRequested: Bool { state.withLock { $0.stopRequested } }
@@ -77,11 +94,7 @@ final class RelayControl: Sendable {
     /// One change to the lifecycle, made and read in a single critical section. A change of phase
     /// notifies `changes` (`MediaRelay.waitForStart` waits on it).
     func withLifecycle<Result>(_ body: (inout RelayLifecycle) -> Result) -> Result {
-        let (result, phaseChanged) = state.withLock { state in
-            let phase = state.lifecycle.phase
-            let result = body(&state.lifecycle)
-            return (result, state.lifecycle.phase != phase)
-        }
+        let (result, phaseChanged) = changing { body(&$0.lifecycle) }
         if phaseChanged { changes.notify() }
         return result
     }
@@ -98,11 +111,10 @@ final class RelayControl: Sendable {
     /// Puts the lifecycle in its draining phase once a stop was asked for or both pumps finished,
     /// and returns what the supervisor decides on, all in one critical section.
     func drainIfEnded(at now: ContinuousClock.Instant) -> Snapshot {
-        let (snapshot, startedDraining) = state.withLock { state in
+        let (snapshot, startedDraining) = changing { state in
             let pumpsFinished = state.videoFinished && state.audioFinished
-            let phase = state.lifecycle.phase
             if state.stopRequested || pumpsFinished { state.lifecycle.drain(at: now) }
-            return (Snapshot(lifecycle: state.lifecycle, pumpsFinished: pumpsFinished), state.lifecycle.phase != phase)
+            return Snapshot(lifecycle: state.lifecycle, pumpsFinished: pumpsFinished)
         }
         if startedDraining { changes.notify() }
         return snapshot
@@ -116,7 +128,7 @@ final class RelayControl: Sendable {
     /// The input ended: with a grace period it is awaited (true), and `newlyLost` says whether it
     /// was relaying until now (rather than a restarted input that ended again).
     func inputEnded(cleanly: Bool, at now: ContinuousClock.Instant) -> (awaited: Bool, newlyLost: Bool) {
-        state.withLock { state in
+        changing { state in
             if state.lifecycle.awaitingInputSince != nil {
                 state.lifecycle.inputRestartFailed(at: now, ended: cleanly)
                 return (true, false)
@@ -124,6 +136,6 @@ final class RelayControl: Sendable {
             guard state.lifecycle.awaitsLostInput else { return (false, false) }
             state.lifecycle.inputLost(at: now)
             return (true, true)
-        }
+        }.0
     }
 }

@@ -34,6 +34,7 @@ public struct ServeService: Sendable {
                 .init(service: http),
                 .init(service: ClosureService { try await control.run() }),
                 .init(service: ClosureService { await ticker() }),
+                .init(service: ClosureService { [registry] in await registry.publishChangesAsTheyHappen() }),
                 // Stopped after the streams: their last events still go out. Without receivers
                 // (or once the hub has ended) it waits for the shutdown like the others.
                 .init(service: ClosureService { [registry] in

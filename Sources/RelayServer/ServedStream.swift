@@ -88,25 +88,29 @@ final class ServedStream: Sendable {
         }
     }
 
-    /// Reads the relay's phase, the recent frame rate and ingest bitrate; returns the state when
-    /// it changed since the last call, for the state events.
-    func refresh(now: ContinuousClock.Instant = .now) -> (State, String?)? {
-        let counters = session.counters
-        let status = session.status
-        return live.withLock { live in
-            let seconds = (now - live.meterAt).inSeconds
-            if seconds >= 0.9 {
-                live.fps = Double(counters.framesOut - live.meterFrames) / seconds
-                live.ingestKbps = Double(counters.ingestBytes - live.meterIngestBytes) * 8 / seconds / 1000
-                live.meterFrames = counters.framesOut
-                live.meterIngestBytes = counters.ingestBytes
-                live.meterAt = now
-            }
+    /// The relay entered `phase`: returns the stream's new state and reason, for its event, when
+    /// that is a change (told in order, each phase once, by `MediaRelay.observeChanges`).
+    func entered(_ phase: RelayLifecycle.Phase, lastOutputError: String?) -> (State, String?)? {
+        live.withLock { live in
             guard live.state != .ended, live.state != .failed,
-                  let (state, reason) = Self.state(of: status), state != live.state else { return nil }
+                  let (state, reason) = Self.state(of: (phase, lastOutputError)), state != live.state else { return nil }
             live.state = state
             live.reason = reason
             return (state, reason)
+        }
+    }
+
+    /// Reads the recent frame rate and ingest bitrate (over the last second or so).
+    func meter(now: ContinuousClock.Instant = .now) {
+        let counters = session.counters
+        live.withLock { live in
+            let seconds = (now - live.meterAt).inSeconds
+            guard seconds >= 0.9 else { return }
+            live.fps = Double(counters.framesOut - live.meterFrames) / seconds
+            live.ingestKbps = Double(counters.ingestBytes - live.meterIngestBytes) * 8 / seconds / 1000
+            live.meterFrames = counters.framesOut
+            live.meterIngestBytes = counters.ingestBytes
+            live.meterAt = now
         }
     }
 

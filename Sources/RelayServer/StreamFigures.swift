@@ -81,26 +81,12 @@ extension StreamRegistry {
         try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(stats))
     }
 
-    /// Reads every stream's phase and rate; publishes state changes, and the figures when `withStats`.
+    /// Reads every stream's rates; publishes output changes not yet published, and the figures
+    /// when `withStats`.
     public func tick(withStats: Bool) {
         for stream in streams {
-            if let (state, reason) = stream.refresh() {
-                var event: JSONValue = ["event": "stream", "stream": .string(stream.id)]
-                switch state {
-                case .relaying: event = event.adding("state", "started")
-                case .reconnecting: event = event.adding("state", "reconnecting")
-                case .awaitingInput: event = event.adding("state", "awaiting_input")
-                default: continue
-                }
-                if let reason { event = event.adding("reason", .string(reason)) }
-                events.publish(.stream, event)
-            }
-            for output in stream.outputChanges() {
-                var event: JSONValue = ["event": "output", "stream": .string(stream.id), "output": .number(Double(output.index)),
-                                        "address": .string(output.address), "state": .string(output.state.rawValue)]
-                if output.state != .sending, let error = output.lastError { event = event.adding("reason", .string(error)) }
-                events.publish(.output, event)
-            }
+            stream.meter()
+            publishOutputChanges(of: stream)
             if withStats, case .object(var fields) = stream.summary() {
                 fields["event"] = "stats"
                 if let figures = stream.stage.trackingFigures, figures.frames > 0 {
@@ -108,6 +94,40 @@ extension StreamRegistry {
                 }
                 events.publish(.stats, .object(fields))
             }
+        }
+    }
+
+    /// Publishes each change of a stream's relay as it happens, until the server stops: every
+    /// state the stream enters, in order, and its outputs' changes.
+    public func publishChangesAsTheyHappen() async {
+        for await (id, change) in changedStreams.stream {
+            guard let stream = stream(id) else { continue }
+            switch change {
+            case .phase(let phase, let lastOutputError):
+                guard let (state, reason) = stream.entered(phase, lastOutputError: lastOutputError) else { continue }
+                var event: JSONValue = ["event": "stream", "stream": .string(stream.id)]
+                switch state {
+                case .relaying: event = event.adding("state", "started")
+                case .reconnecting: event = event.adding("state", "reconnecting")
+                case .awaitingInput: event = event.adding("state", "awaiting_input")
+                case .starting, .ended, .failed: continue // ended and failed are published when the session returns
+                }
+                if let reason { event = event.adding("reason", .string(reason)) }
+                events.publish(.stream, event)
+            case .other:
+                publishOutputChanges(of: stream)
+            }
+        }
+    }
+
+    /// The outputs' states that changed since they were last published (on a change of the relay,
+    /// and at every tick): each change is published once.
+    private func publishOutputChanges(of stream: ServedStream) {
+        for output in stream.outputChanges() {
+            var event: JSONValue = ["event": "output", "stream": .string(stream.id), "output": .number(Double(output.index)),
+                                    "address": .string(output.address), "state": .string(output.state.rawValue)]
+            if output.state != .sending, let error = output.lastError { event = event.adding("reason", .string(error)) }
+            events.publish(.output, event)
         }
     }
 }

@@ -49,6 +49,9 @@ public final class StreamRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Each change of a stream's relay (its phases in order, any other change), by stream id, as
+    /// it happens: their state and output events go out from `publishChangesAsTheyHappen`.
+    let changedStreams = AsyncStream.makeStream(of: (stream: String, change: RelayChange).self, bufferingPolicy: .bufferingNewest(1024))
 
     public init(config: ServeConfig, catalog: StickerCatalog, events: EventHub, library: PipelineLibrary,
                 makeTracker: @escaping TrackerFactory, logger: Logger) {
@@ -120,6 +123,7 @@ public final class StreamRegistry: Sendable {
             state.reserved.remove(id)
             state.streams[id] = served
         }
+        session.observeChanges { [changed = changedStreams.continuation] change in changed.yield((id, change)) }
         streamLogger.info("stream started", metadata: ["input": "\(input)", "outputs": "\(outputs.map(\.description).joined(separator: ", "))", "sticker": "\(look.name)"])
         _ = LoopThread(detached: true) { [self, streamLogger] in
             var failure: MediaError?

@@ -40,6 +40,9 @@ public final class RelaySession: Sendable {
 
     public func requestStop() { relay.requestStop() }
 
+    /// See `MediaRelay.observeChanges`.
+    public func observeChanges(_ body: @escaping @Sendable (RelayChange) -> Void) { relay.observeChanges(body) }
+
     /// The next frame out as a JPEG; blocks up to `timeoutSeconds`. Safe from any thread.
     public func thumbnailJPEG(width: Int, timeoutSeconds: Double) -> [UInt8]? {
         relay.thumbnailJPEG(width: width, timeoutSeconds: timeoutSeconds)
