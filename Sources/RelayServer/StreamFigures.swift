@@ -4,7 +4,7 @@ import JSONTree
 import StreamSession
 
 // What the streams of `serve` tell: thumbnails, faces, `/metrics` readings, the `streams` and
-// `stats` replies, and the events of each tick.
+// `stats` replies, and the events: expressions and stickers, state and output changes, figures.
 extension StreamRegistry {
     /// A JPEG of a stream's output, or nil for an unknown stream or one with no frame yet.
     public func thumbnail(stream id: String) async -> [UInt8]? {
@@ -79,6 +79,18 @@ extension StreamRegistry {
 
     static func jsonValue(of stats: StreamStats) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(stats))
+    }
+
+    /// A face stage's event as the control protocol's event line.
+    static func publish(_ event: FaceStageEvent, of stream: String, to events: EventHub) {
+        switch event {
+        case .expression(let face, let expression, let started, let seconds):
+            events.publish(.expression, ["event": "expression", "stream": .string(stream), "face": .number(Double(face)),
+                                         "expression": .string(expression), "state": started ? "start" : "end",
+                                         "pts": .rounded(seconds)])
+        case .lookChanged(let name, let seconds):
+            events.publish(.sticker, ["event": "sticker", "stream": .string(stream), "sticker": .string(name), "pts": .rounded(seconds)])
+        }
     }
 
     /// Reads every stream's rates; publishes output changes not yet published, and the figures

@@ -146,18 +146,6 @@ public final class StreamRegistry: Sendable {
         return id
     }
 
-    /// A face stage's event as the control protocol's event line.
-    private static func publish(_ event: FaceStageEvent, of stream: String, to events: EventHub) {
-        switch event {
-        case .expression(let face, let expression, let started, let seconds):
-            events.publish(.expression, ["event": "expression", "stream": .string(stream), "face": .number(Double(face)),
-                                         "expression": .string(expression), "state": started ? "start" : "end",
-                                         "pts": .rounded(seconds)])
-        case .lookChanged(let name, let seconds):
-            events.publish(.sticker, ["event": "sticker", "stream": .string(stream), "sticker": .string(name), "pts": .rounded(seconds)])
-        }
-    }
-
     /// Takes a stream id for a new stream, so that two starts at once cannot both get it.
     private func reserveID(_ requested: String?, origin: StreamOrigin) throws(ControlError) -> String {
         let result: Result<String, ControlError> = state.withLock { state in
