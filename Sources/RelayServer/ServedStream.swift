@@ -63,9 +63,8 @@ final class ServedStream: Sendable {
         self.session = session
     }
 
-    /// The state the relay is in now (not as of the last tick), and why when it is not relaying.
+    /// The state the relay is in now (not as of the last tick).
     var state: State { current().state }
-    var reason: String? { current().reason }
     var isFinished: Bool { live.withLock { $0.state == .ended || $0.state == .failed } }
 
     private func current() -> (state: State, reason: String?) {
