@@ -1,0 +1,341 @@
+// Face detection: dlib's frontal HOG detector over a frame's image pyramid (fv_detect), and on one
+// upright patch around a box (fv_locate_face), on buffers kept between calls.
+#include "face_vision.h"
+#include "fhog_reusing.h"
+#include "pruned_filters.h"
+#include "shim_support.h"
+
+#include <dlib/image_processing.h>
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <string>
+#include <vector>
+
+using fv::report;
+using fv::view;
+using fv::kLargestPatch;
+
+namespace {
+// The detector scanning only the first `levels` levels of its image pyramid (1: windows of its own
+// size only).
+dlib::frontal_face_detector withPyramidLevels(const dlib::frontal_face_detector &detector, unsigned long levels) {
+    dlib::frontal_face_detector::image_scanner_type scanner;
+    scanner.copy_configuration(detector.get_scanner());
+    scanner.set_max_pyramid_levels(levels);
+    std::vector<dlib::frontal_face_detector> parts;
+    for (unsigned long i = 0; i < detector.num_detectors(); ++i) {
+        parts.emplace_back(scanner, detector.get_overlap_tester(), detector.get_w(i));
+    }
+    return dlib::frontal_face_detector(parts);
+}
+
+// The side of the boxes a one-level detector draws (smaller than its 80-pixel window, which
+// includes a margin): read from the windows it scores on a blank image.
+double boxSide(dlib::frontal_face_detector &singleLevel) {
+    dlib::array2d<unsigned char> blank(160, 160);
+    dlib::assign_all_pixels(blank, 128);
+    std::vector<dlib::rect_detection> windows;
+    singleLevel(blank, windows, -1e9);
+    if (windows.empty()) throw std::runtime_error("the face detector scores no window");
+    return static_cast<double>(windows.front().rect.width());
+}
+}  // namespace
+
+// What fv_locate_face scans a patch of one size with, kept between calls: its HOG features, the
+// extraction's scratch and the filters' outputs. dlib's scanner builds all of these on every call
+// (77 allocations per check of a fit); kept, they are sized once per patch size.
+struct fv_patch_scan {
+    int side = 0;
+    dlib::array<dlib::array2d<float>> hog;
+    dlib::array2d<dlib::matrix<float, 18, 1>> hist;
+    dlib::array2d<float> norm, saliency, scratch;
+};
+
+// What fv_detect scans a frame with, kept between scans: per pyramid level its image (level 1 on)
+// and a patch scan's buffers, and the lists of windows. dlib's object_detector keeps only the
+// features and builds the rest on every scan (about 140 allocations for a coarse scan of a 720p
+// frame); kept, they are sized once per frame size.
+struct fv_pyramid_scan {
+    std::vector<dlib::array2d<unsigned char>> images;
+    std::vector<fv_patch_scan> levels;
+    std::vector<std::pair<double, dlib::rectangle>> windows;
+    std::vector<dlib::rect_detection> candidates;
+    std::vector<dlib::point> wholeSums;  // the positions fv_pruned_filters sums whole on a level
+};
+
+// dlib ships its frontal detector compressed and decompresses it on every call, about 0.4 s of
+// CPU: a process (and every stream that starts in `serve`) copies one decompressed the first time.
+static const dlib::frontal_face_detector &frontalFaceDetector() {
+    static const dlib::frontal_face_detector decompressed = dlib::get_frontal_face_detector();
+    return decompressed;
+}
+
+// The frontal detector's weight vectors as fv_pruned_filters, one per weight vector, made once.
+static const std::vector<fv_pruned_filters> &frontalFaceFilters() {
+    static const std::vector<fv_pruned_filters> filters = [] {
+        std::vector<fv_pruned_filters> made;
+        const dlib::frontal_face_detector &detector = frontalFaceDetector();
+        for (unsigned long d = 0; d < detector.num_detectors(); ++d) made.emplace_back(detector.get_processed_w(d).get_detect_argument());
+        return made;
+    }();
+    return filters;
+}
+
+struct fv_detector {
+    dlib::frontal_face_detector detector = frontalFaceDetector();
+    std::vector<dlib::rect_detection> found;
+    // Every scan is of one frame size and a range of its levels: the coarse and the fine scan use
+    // levels of their own, so they share the buffers.
+    fv_pyramid_scan pyramid;
+    bool pruneFilters = true;
+    // For fv_locate_face: the same detector on one pyramid level, the side of the boxes it draws
+    // there, and the upright patch it scans.
+    dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
+    double windowSide = boxSide(singleLevel);
+    cv::Mat patch;
+    // One per patch size in use (a check and a search), the older replaced by a third size.
+    fv_patch_scan scans[2];
+    int lastScan = 0;
+};
+
+namespace {
+
+// dlib's apply_filters_to_fhog (scan_fhog_pyramid.h) on the buffers of `scan`: the saliency of every
+// window of the patch under one detector's filters. dlib's version clears the saliency image and
+// builds its scratch image on every call; here the first filter overwrites and the rest add.
+template <typename Filterbank> dlib::rectangle filterPatch(const Filterbank &w, fv_patch_scan &scan) {
+    const auto &feats = scan.hog;
+    dlib::rectangle area;
+    if (w.num_separable_filters() > w.filters.size() * std::min(w.filters[0].nr(), w.filters[0].nc()) / 3.0) {
+        area = dlib::spatially_filter_image(feats[0], scan.saliency, w.filters[0]);
+        for (unsigned long i = 1; i < w.filters.size(); ++i) {
+            dlib::spatially_filter_image(feats[i], scan.saliency, w.filters[i], 1, false, true);
+        }
+        return area;
+    }
+    bool first = true;
+    for (unsigned long i = 0; i < w.row_filters.size(); ++i) {
+        for (unsigned long j = 0; j < w.row_filters[i].size(); ++j) {
+            area = dlib::float_spatially_filter_image_separable(feats[i], scan.saliency, w.row_filters[i][j], w.col_filters[i][j],
+                                                                scan.scratch, !first);
+            first = false;
+        }
+    }
+    if (first) {
+        scan.saliency.set_size(feats[0].nr(), feats[0].nc());
+        dlib::assign_all_pixels(scan.saliency, 0);
+    }
+    return area;
+}
+
+// What dlib::object_detector<scan_fhog_pyramid>::operator() does (scanner.load, then each weight
+// vector's detect, then non-maximum suppression), step by step and in the same order, so that the
+// windows found and their scores are dlib's, but on `scan`'s buffers: nothing is allocated once a
+// frame size has been scanned (beyond the first scan, the lists only grow when a scan finds more
+// windows than any before). With `pruned`, the filters run in two steps (pruned_filters.h), which
+// leaves every score that reaches the floor as dlib's and skips most of the work on the rest.
+// Only levels `firstLevel` up to (not including) `endLevel` are scanned: their images are made as
+// dlib makes them, each from the one above, but the features and filters run on those levels alone.
+template <typename Image>
+void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<fv_pruned_filters> *pruned, const Image &image,
+                 double adjust, unsigned long firstLevel, unsigned long endLevel, fv_pyramid_scan &scan,
+                 std::vector<dlib::rect_detection> &found) {
+    if (pruned && pruned->size() != detector.num_detectors()) throw std::logic_error("pruned filters of another detector");
+    const auto &scanner = detector.get_scanner();
+    const int cell = static_cast<int>(scanner.get_cell_size());
+    const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
+    const long windowHeight = static_cast<long>(scanner.get_fhog_window_height());
+    // impl::create_fhog_pyramid: how many levels, then each level's features from the level above.
+    dlib::pyramid_down<6> down;
+    unsigned long levels = 0;
+    dlib::rectangle rect = dlib::get_rect(image);
+    do {
+        rect = down.rect_down(rect);
+        ++levels;
+    } while (rect.width() >= static_cast<long>(scanner.get_min_pyramid_layer_width()) &&
+             rect.height() >= static_cast<long>(scanner.get_min_pyramid_layer_height()) && levels < scanner.get_max_pyramid_levels());
+    levels = std::min(levels, endLevel);
+    if (scan.levels.size() < levels) scan.levels.resize(levels);
+    if (scan.images.size() < levels) scan.images.resize(levels);
+    if (firstLevel == 0) {
+        dlib::impl_fhog::extract_fhog_features_reusing(image, scan.levels[0].hog, scan.levels[0].hist, scan.levels[0].norm, cell,
+                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    }
+    for (unsigned long level = 1; level < levels; ++level) {
+        if (level == 1) {
+            down(image, scan.images[1]);
+        } else {
+            down(scan.images[level - 1], scan.images[level]);
+        }
+        if (level < firstLevel) continue;
+        fv_patch_scan &at = scan.levels[level];
+        dlib::impl_fhog::extract_fhog_features_reusing(scan.images[level], at.hog, at.hist, at.norm, cell,
+                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+    }
+    // Each weight vector's detect (impl::detect_from_fhog_pyramid), its windows sorted best first.
+    const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
+    const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
+    const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
+    scan.candidates.clear();
+    for (unsigned long d = 0; d < detector.num_detectors(); ++d) {
+        const auto &weights = detector.get_processed_w(d);
+        const double threshold = weights.w(scanner.get_num_dimensions());
+        const double floor = threshold + adjust;
+        scan.windows.clear();
+        for (unsigned long level = firstLevel; level < levels; ++level) {
+            fv_patch_scan &at = scan.levels[level];
+            if (at.hog.size() == 0) continue;  // a level too small for the features
+            const dlib::rectangle area = pruned ? (*pruned)[d].apply(weights.get_detect_argument(), at.hog, floor, at.saliency, at.scratch, scan.wholeSums)
+                                                : filterPatch(weights.get_detect_argument(), at);
+            for (long r = area.top(); r <= area.bottom(); ++r) {
+                for (long c = area.left(); c <= area.right(); ++c) {
+                    if (at.saliency[r][c] < floor) continue;
+                    dlib::rectangle window = features.feats_to_image(dlib::centered_rect(dlib::point(c, r), boxWidth, boxHeight),
+                                                                     cell, windowHeight, windowWidth);
+                    window = down.rect_up(window, level);
+                    scan.windows.push_back(std::make_pair(at.saliency[r][c], window));
+                }
+            }
+        }
+        std::sort(scan.windows.rbegin(), scan.windows.rend(), dlib::impl::compare_pair_rect);
+        for (const auto &window : scan.windows) {
+            dlib::rect_detection candidate;
+            candidate.detection_confidence = window.first - threshold;
+            candidate.weight_index = d;
+            candidate.rect = window.second;
+            scan.candidates.push_back(candidate);
+        }
+    }
+    // Non-maximum suppression, as object_detector does it.
+    found.clear();
+    if (detector.num_detectors() > 1) std::sort(scan.candidates.rbegin(), scan.candidates.rend());
+    const dlib::test_box_overlap overlaps = detector.get_overlap_tester();
+    for (const auto &candidate : scan.candidates) {
+        bool suppressed = false;
+        for (const auto &kept : found) {
+            if (overlaps(kept.rect, candidate.rect)) {
+                suppressed = true;
+                break;
+            }
+        }
+        if (!suppressed) found.push_back(candidate);
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+fv_detector *fv_detector_create(char **error) {
+    try {
+        return new fv_detector();
+    } catch (const std::exception &e) {
+        report(error, std::string("cannot create the face detector: ") + e.what());
+        return nullptr;
+    }
+}
+
+void fv_detector_destroy(fv_detector *detector) { delete detector; }
+
+void fv_detector_prune_filters(fv_detector *detector, int prune) { detector->pruneFilters = prune != 0; }
+
+int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride, double minimum_score,
+              int first_level, int level_count, fv_box *boxes, double *scores, int capacity, char **error) {
+    try {
+        if (first_level < 0 || level_count < 0) throw std::invalid_argument("negative pyramid level");
+        detector->found.clear();
+        const unsigned long end = level_count == 0 ? ~0ul : static_cast<unsigned long>(first_level + level_count);
+        scanPyramid(detector->detector, detector->pruneFilters ? &frontalFaceFilters() : nullptr, view(grey, width, height, stride),
+                    minimum_score, static_cast<unsigned long>(first_level), end, detector->pyramid, detector->found);
+        std::sort(detector->found.begin(), detector->found.end(),
+                  [](const dlib::rect_detection &a, const dlib::rect_detection &b) {
+                      return a.detection_confidence > b.detection_confidence;
+                  });
+        int count = std::min<int>(capacity, static_cast<int>(detector->found.size()));
+        for (int i = 0; i < count; ++i) {
+            const dlib::rectangle &r = detector->found[i].rect;
+            boxes[i] = {static_cast<float>(r.left()), static_cast<float>(r.top()),
+                        static_cast<float>(r.width()), static_cast<float>(r.height())};
+            if (scores) scores[i] = detector->found[i].detection_confidence;
+        }
+        return count;
+    } catch (const std::exception &e) {
+        report(error, std::string("face detection failed: ") + e.what());
+        return -1;
+    }
+}
+
+int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
+                   fv_box box, float angle, float reach, fv_box *found, double *score, char **error) {
+    try {
+        // The patch is the box turned upright and scaled to the side of the detector's boxes, with
+        // `reach` boxes more on every side (the frame's border pixels replicated beyond its edge), in
+        // whole cells of 8 pixels around the detector's 80-pixel window.
+        constexpr double floor = -2;
+        const double margin = std::ceil(std::clamp(reach, 0.0f, 1.0f) * detector->windowSide / 8) * 8;
+        const double side = 96 + 2 * margin;
+        const double scale = detector->windowSide / std::max(1.0f, box.width);
+        const double c = std::cos(angle), s = std::sin(angle);
+        const double cx = box.x + (box.width - 1) / 2.0, cy = box.y + (box.height - 1) / 2.0;
+        const double half = (side - 1) / 2;
+        // patch = scale * R(-angle) * (frame - centre) + half
+        double forward[6] = {c * scale, s * scale, 0, -s * scale, c * scale, 0};
+        forward[2] = half - forward[0] * cx - forward[1] * cy;
+        forward[5] = half - forward[3] * cx - forward[4] * cy;
+        // One buffer for the largest patch; smaller ones are views of it, so nothing is reallocated.
+        detector->patch.create(kLargestPatch, kLargestPatch, CV_8UC1);
+        cv::Mat patch = detector->patch(cv::Rect(0, 0, static_cast<int>(side), static_cast<int>(side)));
+        const int sideInPixels = static_cast<int>(side);
+        fv::warpAffineReplicate(grey, width, height, static_cast<size_t>(stride), patch.data, sideInPixels, patch.step, forward);
+        int which = detector->scans[0].side == sideInPixels ? 0 : detector->scans[1].side == sideInPixels ? 1 : 1 - detector->lastScan;
+        detector->lastScan = which;
+        fv_patch_scan &scan = detector->scans[which];
+        scan.side = sideInPixels;
+        // What the single-level detector does (dlib's object_detector over scan_fhog_pyramid, one
+        // pyramid level: features, then each of its filters), on buffers kept between calls; only
+        // the best window is wanted, so dlib's non-maximum suppression, which always keeps the best,
+        // is left out.
+        const auto &scanner = detector->singleLevel.get_scanner();
+        const int cell = static_cast<int>(scanner.get_cell_size());
+        const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
+        const long windowHeight = static_cast<long>(scanner.get_fhog_window_height());
+        dlib::impl_fhog::extract_fhog_features_reusing(dlib::cv_image<unsigned char>(patch), scan.hog, scan.hist, scan.norm,
+                                                       cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+        *score = floor;
+        *found = box;
+        if (scan.hog.size() == 0) return 0;  // a patch too small for one window
+        const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
+        const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
+        const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
+        for (unsigned long d = 0; d < detector->singleLevel.num_detectors(); ++d) {
+            const auto &weights = detector->singleLevel.get_processed_w(d);
+            const double threshold = weights.w(scanner.get_num_dimensions());
+            const dlib::rectangle area = filterPatch(weights.get_detect_argument(), scan);
+            for (long r = area.top(); r <= area.bottom(); ++r) {
+                for (long col = area.left(); col <= area.right(); ++col) {
+                    const double confidence = scan.saliency[r][col] - threshold;
+                    if (confidence <= *score) continue;
+                    *score = confidence;
+                    const dlib::rectangle rect = features.feats_to_image(dlib::centered_rect(dlib::point(col, r), boxWidth, boxHeight),
+                                                                         cell, windowHeight, windowWidth);
+                    // Back to the frame: frame = centre + R(angle) * (patch - half) / scale.
+                    const dlib::dpoint at = dlib::center(dlib::drectangle(rect)) - dlib::dpoint(half, half);
+                    const double x = cx + (c * at.x() - s * at.y()) / scale, y = cy + (s * at.x() + c * at.y()) / scale;
+                    const double size = rect.width() / scale;
+                    *found = {static_cast<float>(x - (size - 1) / 2), static_cast<float>(y - (size - 1) / 2),
+                              static_cast<float>(size), static_cast<float>(size)};
+                }
+            }
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("face search failed: ") + e.what());
+        return -1;
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,37 @@
+// What the shim's files share: the error report every C entry point ends in, a view of the
+// caller's grey pixels for dlib, and the patch warp that the detector's search and fv_warp_patch use.
+#ifndef FV_SHIM_SUPPORT_H
+#define FV_SHIM_SUPPORT_H
+
+#include "face_vision.h"
+
+#include <dlib/opencv/cv_image.h>
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace fv {
+
+inline void report(char **error, const std::string &message) {
+    if (error) *error = strdup(message.c_str());
+}
+
+// A view of caller-owned grey pixels, for dlib's generic image interface; no copy.
+inline dlib::cv_image<unsigned char> view(const uint8_t *grey, int width, int height, int stride) {
+    cv::Mat mat(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
+    return dlib::cv_image<unsigned char>(mat);
+}
+
+// The largest patch fv_locate_face scans: its 80-pixel window plus a cell, and a box more on every side.
+constexpr int kLargestPatch = 96 + 2 * 80;
+
+// cv::warpAffine(frame, patch, forward, INTER_LINEAR, BORDER_REPLICATE) for 8-bit grey, to the bit
+// (patch_warp.cpp); `side` at most kLargestPatch.
+void warpAffineReplicate(const uint8_t *source, int width, int height, size_t stride, uint8_t *destination,
+                         int side, size_t destinationStride, const double (&forward)[6]);
+
+}  // namespace fv
+
+#endif
