@@ -24,15 +24,15 @@ public final class FaceTracker {
     /// Fits, detections and head poses the vision back end failed (threw) since the start. A failed
     /// fit counts as a lost fit for its face; a failed detection neither finds nor misses any face;
     /// a failed pose leaves the face without one for that frame.
-    public private(set) var visionErrors = 0
+    public internal(set) var visionErrors = 0
     /// What the latest of those failures said.
-    public private(set) var lastVisionError: (any Error)?
+    public internal(set) var lastVisionError: (any Error)?
 
-    private let landmarker: FaceLandmarker
-    private let poseSolver: PoseSolver
+    let landmarker: FaceLandmarker
+    let poseSolver: PoseSolver
     private let detector: FaceDetector
     private let worker: DetectionWorker
-    private var frameIndex = 0
+    private(set) var frameIndex = 0
     private var nextID = 1
     private var frameCPU: UInt64 = 0
     private var scheduler: DetectionScheduler
@@ -209,7 +209,9 @@ public final class FaceTracker {
     private func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false) {
         faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
                                  filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count,
-                                 life: .started(scoredByScan: scoredByScan), confidence: Self.confidence(sighting.score)))
+                                 life: .started(scoredByScan: scoredByScan), confidence: Self.confidence(sighting.score),
+                                 fitNoise: FitNoise(floor: settings.unexpectedChange, margin: settings.surpriseMargin,
+                                                    frames: settings.fitNoiseFrames)))
         nextID += 1
     }
 
@@ -301,73 +303,6 @@ public final class FaceTracker {
         }
     }
 
-    /// The landmarks inside `region`, or nil when there is no fit; a failure is counted, not thrown,
-    /// so that one bad fit loses one face for one frame rather than the stream.
-    private func fitLandmarks(_ grey: Plane, in region: FitRegion) -> Landmarks? {
-        do {
-            return try landmarker.fit(grey, in: region.box, angle: region.angle)
-        } catch {
-            recordVisionError(error)
-            return nil
-        }
-    }
-
-    /// Where the detector scores a face where it was expected: no search beyond its own step.
-    static let checkReach: Float = 0
-
-    /// Where the detector sees a face near `region` on this frame, within `reach` box widths
-    /// (`searchReach` by default); nil when the search failed (counted).
-    private func locate(_ grey: Plane, around region: FitRegion, reach: Float? = nil) -> FaceSighting? {
-        do {
-            return try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach ?? settings.searchReach)
-        } catch {
-            recordVisionError(error)
-            return nil
-        }
-    }
-
-    /// Where the detector sees a face near `region` (within `reach`), and, when `scales`, at `region`
-    /// a pyramid step (6/5) smaller and larger: the best of the three.
-    private func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> FaceSighting? {
-        guard var best = locate(grey, around: region, reach: reach) else { return nil }
-        guard scales else { return best }
-        for factor: Float in [5 / 6, 6 / 5] {
-            let side = region.box.width * factor, centre = region.box.centre
-            let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
-            if let other = locate(grey, around: scaled, reach: Self.checkReach), other.score > best.score { best = other }
-        }
-        return best
-    }
-
-    /// A detector score as a confidence (see `TrackedFace.confidence`).
-    static func confidence(_ score: Float) -> Float { min(1, max(0, (score + 1) / 2)) }
-
-    /// A face fitted where the detector sees one near `region` on this frame, from the detector's own
-    /// box as the cascade was trained; nil when the detector sees none there, or scores it below
-    /// `minimumScore` (by default, the doubtful confidence's).
-    private func fitSighted(_ grey: Plane, around region: FitRegion, minimumScore: Float? = nil) -> (raw: Landmarks, sighting: FaceSighting)? {
-        guard let sighting = locate(grey, around: region),
-              sighting.score >= minimumScore ?? settings.doubtfulConfidence * 2 - 1,
-              let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: region.angle)) else { return nil }
-        return (raw, sighting)
-    }
-
-    /// The head pose, or nil when there is none; a failure is counted and leaves the face without
-    /// a pose for this frame, as when solvePnP finds none.
-    private func solvePose(_ landmarks: Landmarks, in grey: Plane, previous: HeadPose?) -> HeadPose? {
-        do {
-            return try poseSolver.solve(landmarks, frameWidth: grey.width, frameHeight: grey.height, previous: previous)
-        } catch {
-            recordVisionError(error)
-            return nil
-        }
-    }
-
-    private func recordVisionError(_ error: any Error) {
-        visionErrors += 1
-        lastVisionError = error
-    }
-
     /// Matches detections to the faces they were run for, restarts lost faces and starts tracks for
     /// new ones. The detection was run on an earlier frame: a face it finds may have moved since, so
     /// a face's own fit is never pulled towards it. A box of a followed face only calibrates that
@@ -429,113 +364,5 @@ public final class FaceTracker {
         face.filter.reset()
         face.poseHistory.removeAll()
         face.life = face.life.restarted
-    }
-
-    /// Holds a face whose fit failed; false when it has been lost for too long.
-    private func lose(_ face: inout TrackedFace) -> Bool {
-        guard let life = face.life.fitMissed(holdFrames: settings.holdFrames) else { return false }
-        face.life = life
-        return true
-    }
-
-    /// Refits one face where its motion says it is now; false when it has been lost, or has not
-    /// looked like a face, for too long.
-    private func refit(_ face: inout TrackedFace, _ grey: Plane, seconds: Double) -> Bool {
-        // A lost face's landmarks are those of the last frame it was found on.
-        let lostFrames = face.life.framesLost
-        let frames = Float(lostFrames + 1)
-        let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
-        guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
-        var region = face.framing.region(around: raw)
-        // The detector checks the fit on its own frame, looking where the face was expected: every
-        // few frames, and at once where the fit did not land where expected, the face is at the
-        // frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
-        // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
-        // jump is not taken for a speed. A check of a fit whose size drifted from the last size the
-        // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
-        // fit starts from a box drawn around the last, so nothing but the detector tells when the
-        // fit's size has crept away from the face's (on small faces under sensor noise the fit can
-        // grow a tenth a frame), and the detector's size is then taken. So does the check of a fit
-        // that changed size since the last frame: a face coming in at an edge is first boxed on what
-        // is in view of it (row `leave_left`).
-        let step = predicted.box.width * settings.refitDistance
-        let change = settings.unexpectedChange
-        let sizeChanged = abs(region.box.width / predicted.box.width - 1) > change
-        let unexpected = region.box.centre.distance(to: predicted.box.centre) > predicted.box.width * change
-            || sizeChanged || abs(region.angle - predicted.angle) > change
-        let searched = unexpected || !face.isShown || face.edge != .inside
-        let due = (frameIndex + face.id) % settings.checkInterval == 0
-        let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
-        // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
-        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due)
-        var jumped = false
-        if !checked {
-            // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
-                                        scales: drifted || sizeChanged) {
-            face.confidence = Self.confidence(sighting.score)
-            let moved = region.box.centre.distance(to: predicted.box.centre) > step
-                || sighting.box.centre.distance(to: region.box.centre) > step
-            let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
-            if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
-               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
-               let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
-                raw = again
-                region = face.framing.region(around: raw)
-                // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
-                // next frame's box would trail a fast face by a whole frame's travel.
-                jumped = moved
-                // Scored again where the face is, not from the edge of the search.
-                face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
-            }
-            if drifted { face.sizeCheckedSide = region.box.width }
-        } else {
-            face.confidence = 0
-        }
-        guard Self.plausible(raw, after: lostFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
-            return lose(&face)
-        }
-        face.motion = lostFrames > 0 || jumped ? .none : FaceMotion(from: face.rawLandmarks, to: raw)
-        face.rawLandmarks = raw
-        face.box = region.box
-        face.edge = EdgeContact(region.box, moving: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
-        // Never drawn on what may be background; for a face that was shown, detection is due at once
-        // to find it again (`detectionNeeds`). A new face, and one hidden for doubt, is shown only once
-        // the detector scores it as it scores a detection; a face shown stays shown down to the
-        // doubtful level. A face turning away, or turning back, scores around that level for a few
-        // frames, and a fit shown on one of them can lie off the turned face (10-11 % of the eye
-        // distance at 54-58 degrees of yaw).
-        let wasHidden = !face.isShown
-        guard let life = face.life.scored(face.confidence, doubtfulConfidence: settings.doubtfulConfidence,
-                                          detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop)
-        else { return false }
-        face.life = life
-        guard face.isShown else { return true }
-        if wasHidden { face.filter.reset() }
-        face.landmarks = face.filter.filter(raw, at: seconds)
-        face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
-        if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
-        let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)
-        let id = face.id
-        face.expressions.update(sample, rules: settings.expressions.rules) { rule, started in
-            onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
-        }
-        return true
-    }
-
-    /// A fit is kept when most of the face is on the frame and its size is close both to the last
-    /// frame's and to the size detection last confirmed. A face sliding out of the frame otherwise
-    /// leaves a fit squashed against the edge, shrinking a little every frame.
-    /// A held face is compared with the size detection confirmed only: its last fit is stale.
-    static func plausible(_ raw: Landmarks, after previous: Landmarks?, confirmedSize: Float, in grey: Plane) -> Bool {
-        var inside = 0
-        for i in 0..<68 where raw[i].x >= 0 && raw[i].y >= 0 && raw[i].x < Float(grey.width) && raw[i].y < Float(grey.height) {
-            inside += 1
-        }
-        guard inside >= 48 else { return false }
-        let size = raw.eyeDistance, last = previous?.eyeDistance ?? 0
-        guard size >= 8 else { return false }
-        guard last <= 0 || (size > last * 0.7 && size < last * 1.4) else { return false }
-        return confirmedSize <= 0 || (size > confirmedSize * 0.6 && size < confirmedSize * 1.6)
     }
 }

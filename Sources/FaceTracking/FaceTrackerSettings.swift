@@ -35,11 +35,22 @@ extension FaceTracker {
         /// each): more often costs CPU, less often shows a fit that slid off a face for longer
         /// (rows `still`, CPU ms).
         public var checkInterval = 3
-        /// How far a fit may land from where it was expected (in box widths, in relative size and in
-        /// radians) before the detector checks it at once: a face that jumps pulls the fit part of
-        /// the way, or stretches it, beyond the fit's noise and a moving head's change of speed
-        /// (rows `jumps`, `slide`; below the noise it checks on every frame of `webcam`).
+        /// How far a fit may always land from where it was expected (in box widths, in relative size
+        /// and in radians) before the detector checks it at once, however steady the face's fit has
+        /// been: a face that jumps pulls the fit part of the way, or stretches it, beyond a sharp
+        /// face's fit noise and a moving head's change of speed (rows `jumps`, `slide`; below the
+        /// noise it checks on every frame of `webcam`).
         public var unexpectedChange: Float = 0.02
+        /// How many times its own fit noise (`FitNoise`, the root mean square of how far its fit
+        /// strayed from the prediction on frames where nothing happened) a face's fit must stray
+        /// before it is a surprise, where that is more than `unexpectedChange`. Lower searches a soft
+        /// face for jumps on frames where its fit only wavered, as a fixed threshold did on a third of
+        /// `grace_hopper`'s (rows `still`, `still_noise`, `webcam`, CPU ms); higher lets a jump on
+        /// such a face wait for the next periodic check (row `jumps`).
+        public var surpriseMargin: Float = 3
+        /// About how many frames the fit noise is learnt over: fewer follows a face whose fit turns
+        /// noisier (dimmer light, a turn) sooner, with a less certain estimate.
+        public var fitNoiseFrames = 16
         /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
         /// from the fit, before the face is fitted again from the detector's box: beyond the
         /// detector's own step (8 pixels of its 80-pixel window), so its steps are not taken for jumps.
@@ -90,11 +101,12 @@ extension FaceTracker {
             "lostWatchFrames": \.lostWatchFrames, "lostSearchInterval": \.lostSearchInterval,
             "watchDetectionInterval": \.watchDetectionInterval, "fineScanLevels": \.fineScanLevels,
             "coarseRescanCycles": \.coarseRescanCycles, "fineRescanCycles": \.fineRescanCycles,
-            "sceneCheckInterval": \.sceneCheckInterval, "fineScanLead": \.fineScanLead,
+            "sceneCheckInterval": \.sceneCheckInterval, "fineScanLead": \.fineScanLead, "fitNoiseFrames": \.fitNoiseFrames,
         ] }
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
+            "surpriseMargin": \.surpriseMargin,
         ] }
 
         /// Every name `set(_:to:)` takes.

@@ -30,11 +30,14 @@ public struct TrackedFace {
     var confirmedBoxSide: Float
     /// Side of its box when the detector last scored its size, a pyramid step either way.
     var sizeCheckedSide: Float
+    /// How far its fit strays from the prediction on frames where nothing happened.
+    var fitNoise: FitNoise
     /// The face's size moved well away from the size detection last confirmed (it leans in or back):
     /// detection is due, before its fit grows or shrinks past what counts as plausible.
     var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
 
-    init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int, life: FaceLife, confidence: Float) {
+    init(id: Int, raw: Landmarks, framing: BoxFraming, filter: LandmarkFilter, ruleCount: Int, life: FaceLife, confidence: Float,
+         fitNoise: FitNoise) {
         self.id = id
         self.life = life
         self.confidence = confidence
@@ -43,6 +46,7 @@ public struct TrackedFace {
         rawLandmarks = raw
         landmarks = raw
         self.framing = framing
+        self.fitNoise = fitNoise
         confirmedSize = raw.eyeDistance
         confirmedBoxSide = box.width
         sizeCheckedSide = box.width

@@ -30,6 +30,8 @@ public final class Scene: @unchecked Sendable {
     public internal(set) var coarseScans = 0, fineScans = 0
     /// Looks of the detector around a box (checks of a fit, searches where a face was lost).
     public internal(set) var looksAround = 0
+    /// Those of them that reached beyond the box (searches for a face that jumped or was lost).
+    public internal(set) var searches = 0
     public let width = 1280, height = 720
 
     public init() {}
@@ -118,6 +120,7 @@ public final class SceneLandmarker: FaceLandmarker {
     public func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws(SceneFailure) -> FaceSighting {
         if let failure = scene.landmarkerFailure { throw failure }
         scene.looksAround += 1
+        if reach > 0 { scene.searches += 1 }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
             if own.overlap(with: box) > 0.3 {

@@ -1,0 +1,118 @@
+import FrameKit
+
+/// Following one face to the next frame: its fit where its motion says it is now, the detector's
+/// check of that fit, and what the face's life makes of the score.
+extension FaceTracker {
+    /// Holds a face whose fit failed; false when it has been lost for too long.
+    func lose(_ face: inout TrackedFace) -> Bool {
+        guard let life = face.life.fitMissed(holdFrames: settings.holdFrames) else { return false }
+        face.life = life
+        return true
+    }
+
+    /// Refits one face where its motion says it is now; false when it has been lost, or has not
+    /// looked like a face, for too long.
+    func refit(_ face: inout TrackedFace, _ grey: Plane, seconds: Double) -> Bool {
+        // A lost face's landmarks are those of the last frame it was found on.
+        let lostFrames = face.life.framesLost
+        let frames = Float(lostFrames + 1)
+        let predicted = face.framing.region(around: face.rawLandmarks, moved: face.motion.times(frames))
+        guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
+        var region = face.framing.region(around: raw)
+        // The detector checks the fit on its own frame, looking where the face was expected: every
+        // few frames, and at once where the fit did not land where expected (further than the
+        // face's own fit noise, `FitNoise`), the face is at the frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
+        // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
+        // jump is not taken for a speed. A check of a fit whose size drifted from the last size the
+        // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
+        // fit starts from a box drawn around the last, so nothing but the detector tells when the
+        // fit's size has crept away from the face's (on small faces under sensor noise the fit can
+        // grow a tenth a frame), and the detector's size is then taken. So does the check of a fit
+        // that changed size since the last frame: a face coming in at an edge is first boxed on what
+        // is in view of it (row `leave_left`).
+        let step = predicted.box.width * settings.refitDistance
+        let residual = FitNoise.Residual(fitted: region, predicted: predicted)
+        // The noise learnt on the whole face says nothing of a face cut by the frame's edge, whose
+        // fit is boxed on what is in view of it and changes size as it comes in (row `leave_bottom`:
+        // judged by its learnt noise, grace_hopper coming back in was lost for 5 frames and shown
+        // 22 % off on one).
+        let noise = face.edge == .inside ? face.fitNoise : face.fitNoise.unlearnt
+        let sizeChanged = noise.sizeIsUnexpected(residual)
+        let unexpected = noise.isUnexpected(residual)
+        let searched = unexpected || !face.isShown || face.edge != .inside
+        let due = (frameIndex + face.id) % settings.checkInterval == 0
+        let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
+        // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
+        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due)
+        var jumped = false
+        if !checked {
+            // The confidence stands from the last check.
+        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
+                                        scales: drifted || sizeChanged) {
+            face.confidence = Self.confidence(sighting.score)
+            let moved = region.box.centre.distance(to: predicted.box.centre) > step
+                || sighting.box.centre.distance(to: region.box.centre) > step
+            let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
+            if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
+               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
+               let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
+                raw = again
+                region = face.framing.region(around: raw)
+                // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
+                // next frame's box would trail a fast face by a whole frame's travel.
+                jumped = moved
+                // Scored again where the face is, not from the edge of the search.
+                face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
+            }
+            if drifted { face.sizeCheckedSide = region.box.width }
+        } else {
+            face.confidence = 0
+        }
+        guard Self.plausible(raw, after: lostFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
+            return lose(&face)
+        }
+        if !unexpected, lostFrames == 0, face.edge == .inside { face.fitNoise.learn(residual) }
+        face.motion = lostFrames > 0 || jumped ? .none : FaceMotion(from: face.rawLandmarks, to: raw)
+        face.rawLandmarks = raw
+        face.box = region.box
+        face.edge = EdgeContact(region.box, moving: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
+        // Never drawn on what may be background; for a face that was shown, detection is due at once
+        // to find it again (`detectionNeeds`). A new face, and one hidden for doubt, is shown only once
+        // the detector scores it as it scores a detection; a face shown stays shown down to the
+        // doubtful level. A face turning away, or turning back, scores around that level for a few
+        // frames, and a fit shown on one of them can lie off the turned face (10-11 % of the eye
+        // distance at 54-58 degrees of yaw).
+        let wasHidden = !face.isShown
+        guard let life = face.life.scored(face.confidence, doubtfulConfidence: settings.doubtfulConfidence,
+                                          detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop)
+        else { return false }
+        face.life = life
+        guard face.isShown else { return true }
+        if wasHidden { face.filter.reset() }
+        face.landmarks = face.filter.filter(raw, at: seconds)
+        face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
+        if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
+        let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)
+        let id = face.id
+        face.expressions.update(sample, rules: settings.expressions.rules) { rule, started in
+            onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
+        }
+        return true
+    }
+
+    /// A fit is kept when most of the face is on the frame and its size is close both to the last
+    /// frame's and to the size detection last confirmed. A face sliding out of the frame otherwise
+    /// leaves a fit squashed against the edge, shrinking a little every frame.
+    /// A held face is compared with the size detection confirmed only: its last fit is stale.
+    static func plausible(_ raw: Landmarks, after previous: Landmarks?, confirmedSize: Float, in grey: Plane) -> Bool {
+        var inside = 0
+        for i in 0..<68 where raw[i].x >= 0 && raw[i].y >= 0 && raw[i].x < Float(grey.width) && raw[i].y < Float(grey.height) {
+            inside += 1
+        }
+        guard inside >= 48 else { return false }
+        let size = raw.eyeDistance, last = previous?.eyeDistance ?? 0
+        guard size >= 8 else { return false }
+        guard last <= 0 || (size > last * 0.7 && size < last * 1.4) else { return false }
+        return confirmedSize <= 0 || (size > confirmedSize * 0.6 && size < confirmedSize * 1.6)
+    }
+}

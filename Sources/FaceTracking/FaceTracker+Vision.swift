@@ -1,0 +1,72 @@
+import FrameKit
+
+/// The tracker's calls into the vision back end. A failure is counted (`visionErrors`) and costs
+/// what it touched for one frame, never the stream.
+extension FaceTracker {
+    /// The landmarks inside `region`, or nil when there is no fit; a failure is counted, not thrown,
+    /// so that one bad fit loses one face for one frame rather than the stream.
+    func fitLandmarks(_ grey: Plane, in region: FitRegion) -> Landmarks? {
+        do {
+            return try landmarker.fit(grey, in: region.box, angle: region.angle)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    /// Where the detector scores a face where it was expected: no search beyond its own step.
+    static let checkReach: Float = 0
+
+    /// Where the detector sees a face near `region` on this frame, within `reach` box widths
+    /// (`searchReach` by default); nil when the search failed (counted).
+    func locate(_ grey: Plane, around region: FitRegion, reach: Float? = nil) -> FaceSighting? {
+        do {
+            return try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach ?? settings.searchReach)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    /// Where the detector sees a face near `region` (within `reach`), and, when `scales`, at `region`
+    /// a pyramid step (6/5) smaller and larger: the best of the three.
+    func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> FaceSighting? {
+        guard var best = locate(grey, around: region, reach: reach) else { return nil }
+        guard scales else { return best }
+        for factor: Float in [5 / 6, 6 / 5] {
+            let side = region.box.width * factor, centre = region.box.centre
+            let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
+            if let other = locate(grey, around: scaled, reach: Self.checkReach), other.score > best.score { best = other }
+        }
+        return best
+    }
+
+    /// A detector score as a confidence (see `TrackedFace.confidence`).
+    static func confidence(_ score: Float) -> Float { min(1, max(0, (score + 1) / 2)) }
+
+    /// A face fitted where the detector sees one near `region` on this frame, from the detector's own
+    /// box as the cascade was trained; nil when the detector sees none there, or scores it below
+    /// `minimumScore` (by default, the doubtful confidence's).
+    func fitSighted(_ grey: Plane, around region: FitRegion, minimumScore: Float? = nil) -> (raw: Landmarks, sighting: FaceSighting)? {
+        guard let sighting = locate(grey, around: region),
+              sighting.score >= minimumScore ?? settings.doubtfulConfidence * 2 - 1,
+              let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: region.angle)) else { return nil }
+        return (raw, sighting)
+    }
+
+    /// The head pose, or nil when there is none; a failure is counted and leaves the face without
+    /// a pose for this frame, as when solvePnP finds none.
+    func solvePose(_ landmarks: Landmarks, in grey: Plane, previous: HeadPose?) -> HeadPose? {
+        do {
+            return try poseSolver.solve(landmarks, frameWidth: grey.width, frameHeight: grey.height, previous: previous)
+        } catch {
+            recordVisionError(error)
+            return nil
+        }
+    }
+
+    func recordVisionError(_ error: any Error) {
+        visionErrors += 1
+        lastVisionError = error
+    }
+}
