@@ -20,10 +20,10 @@ extension FaceTracker {
         guard var raw = fitLandmarks(grey, in: predicted) else { return lose(&face) }
         var region = face.framing.region(around: raw)
         // The detector checks the fit on its own frame, looking where the face was expected: every
-        // few frames, and at once where the fit did not land where expected (further than the
-        // face's own fit noise, `FitNoise`), the face is at the frame's edge or held. Where it sees the face away from the fit, the fit did not follow the
-        // face (a jump, a turn of direction): it is fitted again from the detector's box, and the
-        // jump is not taken for a speed. A check of a fit whose size drifted from the last size the
+        // few frames, and at once where the fit did not land where expected (`FitNoise`), the face
+        // is at the frame's edge or held. Where it sees the face away from the fit, the fit did not
+        // follow the face (a jump, a turn of direction): it is fitted again from the detector's box,
+        // and the jump is not taken for a speed. A check of a fit whose size drifted from the last size the
         // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
         // fit starts from a box drawn around the last, so nothing but the detector tells when the
         // fit's size has crept away from the face's (on small faces under sensor noise the fit can
