@@ -23,7 +23,8 @@ struct FitNoise {
     /// Mean squares of the size and roll residuals on frames that held no surprise.
     private var size, angle: Float
     private let floor, margin, rate: Float
-    private var start: Float { (floor / margin) * (floor / margin) }
+    /// A margin of 0 judges by the floor alone.
+    private var start: Float { margin > 0 ? (floor / margin) * (floor / margin) : 0 }
 
     /// Starts out taking `floor` for `margin` times the noise, so a face's first frames are judged
     /// by the floor alone; `frames` is about how many frames the estimate remembers.
@@ -31,8 +32,10 @@ struct FitNoise {
         self.floor = floor
         self.margin = margin
         rate = 1 / Float(max(1, frames))
-        size = (floor / margin) * (floor / margin)
-        angle = size
+        size = 0
+        angle = 0
+        size = start
+        angle = start
     }
 
     /// The same, having learnt nothing: what judges a face by the floor alone.
