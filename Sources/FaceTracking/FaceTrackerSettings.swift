@@ -42,8 +42,9 @@ extension FaceTracker {
         /// noise it checks on every frame of `webcam`).
         public var unexpectedChange: Float = 0.02
         /// How many times its own fit noise (`FitNoise`, the root mean square of how far its fit
-        /// strayed from the prediction on frames where nothing happened) a face's fit must stray
-        /// before it is a surprise, where that is more than `unexpectedChange`. Lower searches a soft
+        /// changed size and roll beyond the prediction on frames where nothing happened) a face's
+        /// fit must change size or roll before it is a surprise, where that is more than
+        /// `unexpectedChange` (a move is judged by `unexpectedChange` alone). Lower searches a soft
         /// face for jumps on frames where its fit only wavered, as a fixed threshold did on a third of
         /// `grace_hopper`'s (rows `still`, `still_noise`, `webcam`, CPU ms); higher lets a jump on
         /// such a face wait for the next periodic check (row `jumps`).

@@ -23,26 +23,27 @@ struct FitNoise {
     /// Mean squares of the size and roll residuals on frames that held no surprise.
     private var size, angle: Float
     private let floor, margin, rate: Float
-    /// A margin of 0 judges by the floor alone.
-    private var start: Float { margin > 0 ? (floor / margin) * (floor / margin) : 0 }
 
     /// Starts out taking `floor` for `margin` times the noise, so a face's first frames are judged
-    /// by the floor alone; `frames` is about how many frames the estimate remembers.
+    /// by the floor alone (as every frame is with a margin of 0); `frames` is about how many frames
+    /// the estimate remembers.
     init(floor: Float, margin: Float, frames: Int) {
         self.floor = floor
         self.margin = margin
         rate = 1 / Float(max(1, frames))
-        size = 0
-        angle = 0
-        size = start
-        angle = start
+        size = Self.startingMeanSquare(floor: floor, margin: margin)
+        angle = size
+    }
+
+    private static func startingMeanSquare(floor: Float, margin: Float) -> Float {
+        margin > 0 ? (floor / margin) * (floor / margin) : 0
     }
 
     /// The same, having learnt nothing: what judges a face by the floor alone.
     var unlearnt: FitNoise {
         var fresh = self
-        fresh.size = start
-        fresh.angle = start
+        fresh.size = Self.startingMeanSquare(floor: floor, margin: margin)
+        fresh.angle = fresh.size
         return fresh
     }
 
