@@ -118,10 +118,11 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
             install(next)
             onEvent?(.lookChanged(name: next.name, seconds: seconds))
         }
-        // Under load, faces are refitted on every second or fourth frame only; the frames between
-        // keep the last fit (and their stickers).
+        // Under load, faces are refitted on every second or fourth frame only; on the frames between,
+        // their landmarks (and stickers) move on as they moved between the last two fits.
         if frames.load(ordering: .relaxed) % shedding.level.trackingStride != 0 {
             lightenedFrames.add(1, ordering: .relaxed)
+            tracker.coast(to: seconds)
         } else {
             let trackingStart = threadCPUNanoseconds()
             tracker.process(frame.luma, seconds: seconds)

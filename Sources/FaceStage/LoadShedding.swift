@@ -1,13 +1,14 @@
 /// What the face stage leaves out when a live stream's frames queue up (the stage or the encoder
 /// cannot keep up, or the machine is busy), so that it lightens its own work before the queue
 /// overflows and whole frames are dropped: first it refits faces on every other frame (detection
-/// with it), then on every fourth; stickers stay on every frame, drawn at the last fit, since a
-/// sticker blinking on and off is worse to watch than one that lags a frame. It steps back once
-/// the queue has stayed nearly empty for two seconds.
+/// with it), then on every fourth; stickers stay on every frame, since a sticker blinking on and off
+/// is worse to watch than one that lags, carried on between fits as the face last moved
+/// (`FaceTracker.coast`), since one that stands still for three frames and then jumps is worse
+/// than either. It steps back once the queue has stayed nearly empty for two seconds.
 public struct LoadShedding: Sendable, Equatable {
     public enum Level: Int, Sendable, Comparable {
         case full = 0
-        /// Faces are refitted on every other frame; the frames between keep the last fit.
+        /// Faces are refitted on every other frame; on the frames between they coast.
         case trackEveryOtherFrame = 1
         /// Faces are refitted on every fourth frame.
         case trackEveryFourthFrame = 2

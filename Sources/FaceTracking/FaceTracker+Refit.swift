@@ -90,6 +90,12 @@ extension FaceTracker {
         guard face.isShown else { return true }
         if wasHidden { face.filter.reset() }
         face.landmarks = face.filter.filter(raw, at: seconds)
+        // A jump, or a face shown again, moved its landmarks at no speed they will keep.
+        let interval = Float(seconds - face.fittedAt)
+        face.landmarksMotionPerSecond = wasHidden || lostFrames > 0 || jumped || interval <= 0 ? .none
+            : FaceMotion(from: face.landmarksAtFit, to: face.landmarks).times(1 / interval)
+        face.landmarksAtFit = face.landmarks
+        face.fittedAt = seconds
         face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
         let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)

@@ -118,6 +118,18 @@ public final class FaceTracker {
         }
     }
 
+    /// Carries each shown face's landmarks on to `seconds` at the speed they moved and turned
+    /// between the last two fits, on a frame that is not tracked (the face stage under load fits
+    /// every second or fourth frame only): a sticker on a moving face keeps moving with it instead of
+    /// standing still until the next fit. The fit, its prediction and the smoothing are left as they
+    /// are; the next `process` replaces these landmarks with its own.
+    public func coast(to seconds: Double) {
+        for index in faces.indices where faces[index].isShown {
+            let face = faces[index]
+            faces[index].landmarks = face.landmarksAtFit.moved(by: face.landmarksMotionPerSecond.times(Float(max(0, seconds - face.fittedAt))))
+        }
+    }
+
     /// What the faces ask of detection on this frame. A shown face hidden (lost or doubted) may be
     /// elsewhere by now; not one held while it moves out through the frame's edge: it is leaving, and
     /// is looked for there on every frame while it is held.

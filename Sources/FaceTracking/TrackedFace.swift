@@ -23,6 +23,12 @@ public struct TrackedFace {
     var life: FaceLife
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none
+    /// The smoothed landmarks as the last fit left them, its time, and how far they moved and turned
+    /// a second from the fit before: what `FaceTracker.coast` carries `landmarks` on by on a frame
+    /// that is not fitted.
+    var landmarksAtFit: Landmarks
+    var fittedAt: Double = 0
+    var landmarksMotionPerSecond = FaceMotion.none
     var edge = EdgeContact.inside
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
@@ -45,6 +51,7 @@ public struct TrackedFace {
         self.filter = filter
         rawLandmarks = raw
         landmarks = raw
+        landmarksAtFit = raw
         self.framing = framing
         self.fitNoise = fitNoise
         confirmedSize = raw.eyeDistance
@@ -150,6 +157,17 @@ struct FaceMotion {
     }
 
     func times(_ frames: Float) -> FaceMotion { FaceMotion(shift: shift * frames, turn: turn * frames) }
+}
+
+extension InlineArray where Element == Point, count == 68 {
+    /// The landmarks turned by `motion.turn` about their centroid, then shifted by `motion.shift`.
+    func moved(by motion: FaceMotion) -> Landmarks {
+        let centroid = self.centroid
+        let c = cosf(motion.turn), s = sinf(motion.turn)
+        var moved = self
+        for i in 0..<68 { moved[i] = centroid + motion.shift + (self[i] - centroid).rotated(cos: c, sin: s) }
+        return moved
+    }
 }
 
 #if canImport(Glibc)

@@ -88,16 +88,18 @@ import Testing
         let after = frames[firstShown...]
         let shown = after.filter { $0.centre != nil }
         #expect(shown.count >= after.count * 95 / 100 && after.count > 100, "the badge shows on \(shown.count) of the \(after.count) frames after it first does")
-        let errors = shown.compactMap { frame -> Double? in
+        let located = shown.compactMap { frame -> (index: Int, error: Double)? in
             guard let index = frame.index, let centre = frame.centre else { return nil }
             let tip = nose(index)
-            return ((centre.x - tip.x) * (centre.x - tip.x) + (centre.y - tip.y) * (centre.y - tip.y)).squareRoot()
+            return (index, ((centre.x - tip.x) * (centre.x - tip.x) + (centre.y - tip.y) * (centre.y - tip.y)).squareRoot())
         }
-        // Within 3 px (6 at 1280x720) of the frame's own nose tip; a loaded machine refits the face
-        // on every second frame only (load shedding), when the face moves up to 4 px a frame here.
+        let errors = located.map(\.error)
+        // Within 3 px (6 at 1280x720) of the frame's own nose tip, where the face moves up to 4 px a
+        // frame: a loaded machine (a debug build beside Chromium) refits the face on every second or
+        // fourth frame only (load shedding), and the badge coasts between fits.
         let close = errors.filter { $0 < 3 }.count
         #expect(errors.count > 100 && close >= errors.count * 95 / 100 && errors.allSatisfy { $0 < 8 },
-                "the badge's centre from the nose tip (px at 640x360): \(close) of \(errors.count) within 3, worst \(errors.max() ?? -1), mean \(errors.reduce(0, +) / Double(max(1, errors.count)))")
+                "the badge's centre from the nose tip (px at 640x360): \(close) of \(errors.count) within 3, worst \(errors.max() ?? -1), mean \(errors.reduce(0, +) / Double(max(1, errors.count))); frames over 3 px (index, px): \(located.filter { $0.error >= 3 }.prefix(40).map { "\($0.index) \(Int($0.error.rounded()))" })")
         let xs = shown.compactMap { $0.centre?.x }
         #expect((xs.max() ?? 0) - (xs.min() ?? 0) > 60, "the badge moves with the face: x from \(xs.min() ?? 0) to \(xs.max() ?? 0)")
     }
