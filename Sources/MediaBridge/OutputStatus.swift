@@ -1,3 +1,5 @@
+import CGStreamer
+
 // What a relay tells about its stream and each of its outputs.
 
 extension MediaRelay {
@@ -52,5 +54,20 @@ extension MediaRelay {
             self.address = address
             self.state = state
         }
+    }
+}
+
+extension MediaRelay.StreamInfo {
+    /// Size and rate from a frame's caps.
+    init(caps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) {
+        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
+        defer { info.deallocate() }
+        gst_video_info_init(info)
+        guard gst_video_info_from_caps(info, caps) != 0 else {
+            throw MediaError(.input, "the input's video caps are not usable raw video: \(GStreamer.takeString(fr_caps_string(caps)) ?? "")")
+        }
+        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
+        self.init(width: Int(fr_video_info_width(info)), height: Int(fr_video_info_height(info)),
+                  framesPerSecond: fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 0, hasAudio: withAudio)
     }
 }

@@ -12,26 +12,6 @@ final class RelayOutputs: Sendable {
     /// How far behind an output of a live stream may fall before it skips to the next keyframe.
     static let maximumBacklog: UInt64 = 2_000_000_000
 
-    private struct Slot {
-        let endpoint: OutputEndpoint
-        var pipeline: OutputPipeline?
-        var status: MediaRelay.OutputStatus
-        var builtAt: ContinuousClock.Instant?
-        /// Video starts at a keyframe: after a (re)build, or after being skipped for lagging.
-        var waitsForKeyframe = true
-        var videoCapsVersion = 0
-        var audioCapsVersion = 0
-        var audioEnded = false
-        var videoEnded = false
-        var finished = false
-        /// A recording's current segment: its file, and the running time of its first keyframe.
-        var segmentPath: String?
-        var segmentStartedAt: UInt64?
-
-        /// Up, and takes packets.
-        var takesPackets: Bool { pipeline != nil && !finished }
-    }
-
     private struct State {
         var encoder: EncoderPipeline?
         /// The raw caps the encoder was built for, with a reference of its own.
@@ -39,13 +19,11 @@ final class RelayOutputs: Sendable {
         var info: MediaRelay.StreamInfo?
         /// The outputs built from the first frame are up: the stream's size and rate are known to all.
         var outputsReady = false
-        var slots: [Slot]
+        var slots: [OutputSlot]
         /// The latest caps of the encoded video and of the audio, each with a reference of its
         /// own; a slot whose version differs gets them before its next packet.
-        var videoCaps: CapsPointer?
-        var videoCapsVersion = 0
-        var audioCaps: CapsPointer?
-        var audioCapsVersion = 0
+        var videoCaps: (pointer: CapsPointer, version: Int)?
+        var audioCaps: (pointer: CapsPointer, version: Int)?
         var audioCapsGeneration = -1
         /// The input's audio stopped while its video goes on: every output relays video alone.
         var audioStopped = false
@@ -76,10 +54,7 @@ final class RelayOutputs: Sendable {
         self.changes = changes
         live = settings.isLive(input)
         encoderFiles = [library.directory + "/encode.gst"]
-        let slots = outputs.enumerated().map { index, endpoint in
-            Slot(endpoint: endpoint, status: .init(index: index, address: endpoint.description, state: .sending))
-        }
-        state = Mutex(State(slots: slots))
+        state = Mutex(State(slots: outputs.enumerated().map { index, endpoint in OutputSlot(endpoint: endpoint, index: index) }))
         if outputs.contains(where: { if case .recording = $0 { true } else { false } }) { hasRecordings.store(true, ordering: .relaxed) }
         // Built once with stand-in values so that a broken template fails now, not when the first
         // frame arrives.
@@ -91,7 +66,7 @@ final class RelayOutputs: Sendable {
 
     deinit {
         state.withLock { state in
-            for caps in [state.rawCaps, state.videoCaps, state.audioCaps] { if let caps { gst_caps_unref(caps.pointer) } }
+            for caps in [state.rawCaps, state.videoCaps?.pointer, state.audioCaps?.pointer] { if let caps { gst_caps_unref(caps.pointer) } }
         }
     }
 
@@ -144,7 +119,7 @@ final class RelayOutputs: Sendable {
     }
 
     /// Outputs neither given up nor finished.
-    var activeCount: Int { state.withLock { $0.slots.count { $0.status.state == .sending || $0.status.state == .reconnecting } } }
+    var activeCount: Int { state.withLock { $0.slots.count(where: \.isActive) } }
 
     /// Builds the encoder for frames of `videoCaps` described by `info`, then every output. An
     /// output that cannot start is returned with its error, for the supervisor to retry; when
@@ -188,7 +163,7 @@ final class RelayOutputs: Sendable {
             state.slots[index].builtAt = .now
             state.slots[index].status.state = .sending
             state.slots[index].segmentPath = segment
-            Self.startsAtNextKeyframe(&state.slots[index], audioOver: state.audioStopped || state.audioFinished)
+            state.slots[index].startsAtNextKeyframe(audioOver: state.audioStopped || state.audioFinished)
             return state.audioStopped || state.audioFinished
         }
         if endAudio { output.endAudio() }
@@ -217,29 +192,13 @@ final class RelayOutputs: Sendable {
         return (output, segment)
     }
 
-    /// A new pipeline in the slot starts at a keyframe, and gets the caps before its first packets;
-    /// once the stream's audio is over (`audioOver`), it starts with its audio ended, or its muxer
-    /// would wait for audio for ever.
-    private static func startsAtNextKeyframe(_ slot: inout Slot, audioOver: Bool) {
-        slot.waitsForKeyframe = true
-        slot.videoCapsVersion = 0
-        slot.audioCapsVersion = 0
-        slot.audioEnded = audioOver
-        slot.segmentStartedAt = nil
-    }
-
     /// Recordings whose segment is `segmentSeconds` long at this keyframe (running time `pts`) go
     /// on in a new file from it: the old one gets end-of-stream and is finalised while the new one
     /// fills, and the oldest files go past the recording's disk limit. A segment that cannot be
     /// started keeps the current one going, tried again at the next keyframe.
     private func rotateRecordings(at pts: UInt64) {
         let due = state.withLock { state in
-            state.slots.indices.compactMap { index -> (Int, OutputEndpoint.Recording)? in
-                guard case .recording(let recording) = state.slots[index].endpoint, state.slots[index].status.state == .sending,
-                      state.slots[index].pipeline != nil, !state.slots[index].videoEnded,
-                      let started = state.slots[index].segmentStartedAt, pts >= started + UInt64(recording.segmentSeconds) * 1_000_000_000 else { return nil }
-                return (index, recording)
-            }
+            state.slots.indices.compactMap { index in state.slots[index].segmentDue(at: pts).map { (index, $0) } }
         }
         guard !due.isEmpty, let info = state.withLock({ $0.info }) else { return }
         for (index, recording) in due {
@@ -249,7 +208,7 @@ final class RelayOutputs: Sendable {
                 if let old { state.closing.append(old) }
                 state.slots[index].pipeline = output
                 state.slots[index].segmentPath = segment
-                Self.startsAtNextKeyframe(&state.slots[index], audioOver: state.audioStopped || state.audioFinished)
+                state.slots[index].startsAtNextKeyframe(audioOver: state.audioStopped || state.audioFinished)
                 return (old, oldSegment, state.audioStopped || state.audioFinished)
             }
             if endAudio { output.endAudio() }
@@ -266,7 +225,7 @@ final class RelayOutputs: Sendable {
     func add(_ endpoint: OutputEndpoint) throws(MediaError) -> Int {
         if case .recording = endpoint { hasRecordings.store(true, ordering: .relaxed) }
         let (index, encoder, info) = state.withLock { state in
-            state.slots.append(Slot(endpoint: endpoint, status: .init(index: state.slots.count, address: endpoint.description, state: .sending)))
+            state.slots.append(OutputSlot(endpoint: endpoint, index: state.slots.count))
             return (state.slots.count - 1, state.encoder, state.info)
         }
         if let encoder, let info {
@@ -284,7 +243,7 @@ final class RelayOutputs: Sendable {
     /// The number of the output at `endpoint` that is still part of the stream.
     func index(of endpoint: OutputEndpoint) -> Int? {
         state.withLock { state in
-            state.slots.firstIndex { $0.endpoint == endpoint && ($0.status.state == .sending || $0.status.state == .reconnecting) }
+            state.slots.firstIndex { $0.endpoint == endpoint && $0.isActive }
         }
     }
 
@@ -389,36 +348,16 @@ final class RelayOutputs: Sendable {
         if keyframe, hasRecordings.load(ordering: .relaxed) { rotateRecordings(at: pts) }
         targets.removeAll(keepingCapacity: true)
         state.withLock { state in
-            if state.videoCaps?.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer, caps) == 0 }) ?? true {
-                if let old = state.videoCaps { gst_caps_unref(old.pointer) }
+            if state.videoCaps?.pointer.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer.pointer, caps) == 0 }) ?? true {
+                if let old = state.videoCaps { gst_caps_unref(old.pointer.pointer) }
                 gst_caps_ref(caps)
-                state.videoCaps = CapsPointer(pointer: caps)
-                state.videoCapsVersion += 1
+                state.videoCaps = (CapsPointer(pointer: caps), (state.videoCaps?.version ?? 0) + 1)
             }
             for index in state.slots.indices {
-                guard state.slots[index].status.state == .sending || state.slots[index].status.state == .reconnecting else { continue }
-                guard let output = state.slots[index].pipeline, !state.slots[index].videoEnded else {
-                    state.slots[index].status.framesMissed += 1
-                    continue
+                if let output = state.slots[index].takeVideo(keyframe: keyframe, pts: pts, size: size, caps: state.videoCaps, live: live,
+                                                             maximumBacklog: Self.maximumBacklog) {
+                    targets.append(output)
                 }
-                if live, !state.slots[index].waitsForKeyframe, output.queuedVideo > Self.maximumBacklog {
-                    state.slots[index].waitsForKeyframe = true
-                }
-                if state.slots[index].waitsForKeyframe {
-                    guard keyframe else {
-                        state.slots[index].status.framesMissed += 1
-                        continue
-                    }
-                    state.slots[index].waitsForKeyframe = false
-                    if case .recording = state.slots[index].endpoint { state.slots[index].segmentStartedAt = pts }
-                }
-                if state.slots[index].videoCapsVersion != state.videoCapsVersion, let videoCaps = state.videoCaps {
-                    output.setVideoCaps(videoCaps.pointer)
-                    state.slots[index].videoCapsVersion = state.videoCapsVersion
-                }
-                state.slots[index].status.framesSent += 1
-                state.slots[index].status.bytesSent += size
-                targets.append(output)
             }
         }
         for output in targets { _ = output.pushVideo(fr_buffer_ref(buffer)) }
@@ -436,22 +375,13 @@ final class RelayOutputs: Sendable {
         state.withLock { state in
             guard state.info?.hasAudio == true, !state.audioStopped else { return }
             if state.audioCaps == nil || state.audioCapsGeneration != generation {
-                if let old = state.audioCaps { gst_caps_unref(old.pointer) }
+                if let old = state.audioCaps { gst_caps_unref(old.pointer.pointer) }
                 gst_caps_ref(caps)
-                state.audioCaps = CapsPointer(pointer: caps)
-                state.audioCapsVersion += 1
+                state.audioCaps = (CapsPointer(pointer: caps), (state.audioCaps?.version ?? 0) + 1)
                 state.audioCapsGeneration = generation
             }
             for index in state.slots.indices {
-                // Audio is not held back until the output's first keyframe: a file relayed as fast
-                // as possible sends its audio ahead, and waits on the output's queue instead.
-                guard let output = state.slots[index].pipeline, !state.slots[index].audioEnded, !state.slots[index].finished else { continue }
-                if state.slots[index].audioCapsVersion != state.audioCapsVersion, let audioCaps = state.audioCaps {
-                    output.setAudioCaps(audioCaps.pointer)
-                    state.slots[index].audioCapsVersion = state.audioCapsVersion
-                }
-                state.slots[index].status.bytesSent += size
-                targets.append(output)
+                if let output = state.slots[index].takeAudio(size: size, caps: state.audioCaps) { targets.append(output) }
             }
         }
         for output in targets { _ = output.pushAudio(fr_buffer_ref(buffer)) }
@@ -491,18 +421,5 @@ final class RelayOutputs: Sendable {
         } catch {
             throw MediaError(.pipelineTemplate, error.description)
         }
-    }
-
-    /// Size and rate from a frame's caps.
-    static func streamInfo(of caps: UnsafeMutablePointer<GstCaps>, withAudio: Bool) throws(MediaError) -> MediaRelay.StreamInfo {
-        let info = UnsafeMutablePointer<GstVideoInfo>.allocate(capacity: 1)
-        defer { info.deallocate() }
-        gst_video_info_init(info)
-        guard gst_video_info_from_caps(info, caps) != 0 else {
-            throw MediaError(.input, "the input's video caps are not usable raw video: \(GStreamer.takeString(fr_caps_string(caps)) ?? "")")
-        }
-        let fpsN = fr_video_info_fps_n(info), fpsD = fr_video_info_fps_d(info)
-        return MediaRelay.StreamInfo(width: Int(fr_video_info_width(info)), height: Int(fr_video_info_height(info)),
-                                     framesPerSecond: fpsN > 0 && fpsD > 0 ? Double(fpsN) / Double(fpsD) : 0, hasAudio: withAudio)
     }
 }

@@ -281,7 +281,7 @@ final class VideoPump: @unchecked Sendable {
         let ingest = generations.ingest
         let withAudio = waitForAudioPad(of: ingest)
         do {
-            let info = try RelayOutputs.streamInfo(of: caps, withAudio: withAudio)
+            let info = try MediaRelay.StreamInfo(caps: caps, withAudio: withAudio)
             let (encoder, failed) = try outputs.build(videoCaps: caps, info: info)
             timeline.start(at: runningTime)
             control.withLifecycle { $0.firstFrame() }
