@@ -54,7 +54,8 @@
 # PARTS="memory" (any of capacity, memory, switch) runs only those parts. BEFORE=path/to/another
 # facerelay measures that build's memory too, in the same part (with BEFORE_PIPELINES as its
 # pipeline templates when given).
-# Logs and recordings are kept in the work folder with KEEP_WORK=1, and after a failure.
+# Logs and recordings are kept in the work folder with KEEP_WORK=1, and after a failure; SMAPS=1
+# keeps there each memory reading's /proc/PID/smaps too (anonymous memory by mapping).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-30}
@@ -348,6 +349,7 @@ memory_of() {
     wait_for 40 "memory: $k streams relaying" relaying "$k"
     sleep 8
     rss[$k]=$(rss_mb "$serve_pid"); anon[$k]=$(rss_mb "$serve_pid" RssAnon)
+    [ -z "${SMAPS:-}" ] || cp "/proc/$serve_pid/smaps" "$work/smaps-$label-$k"
   done
   peak=$(awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$serve_pid/status")
   stop 20 "${started[@]:1}"
@@ -372,6 +374,7 @@ gst_memory() {
   wait_for 40 "memory: the gst-launch relay's output" eval 'ffprobe -v error -rw_timeout 5000000 -show_entries stream=codec_type -of csv=p=0 "$platform/mem-gst" 2>/dev/null | grep -q video'
   sleep 8
   gst_rss=$(rss_mb "$relay"); gst_anon=$(rss_mb "$relay" RssAnon)
+  [ -z "${SMAPS:-}" ] || cp "/proc/$relay/smaps" "$work/smaps-gst"
   stop 20 "$spawned" "$relay"
 }
 if [[ $parts == *" memory "* ]]; then
