@@ -91,9 +91,8 @@ extension FaceTracker {
         if wasHidden { face.filter.reset() }
         face.landmarks = face.filter.filter(raw, at: seconds)
         // A jump, or a face shown again, moved its landmarks at no speed they will keep.
-        let interval = Float(seconds - face.fittedAt)
-        face.landmarksMotionPerSecond = wasHidden || lostFrames > 0 || jumped || interval <= 0 ? .none
-            : FaceMotion(from: face.landmarksAtFit, to: face.landmarks).times(1 / interval)
+        face.landmarksMotion = wasHidden || lostFrames > 0 || jumped ? .none : FaceMotion(from: face.landmarksAtFit, to: face.landmarks)
+        face.fitInterval = seconds - face.fittedAt
         face.landmarksAtFit = face.landmarks
         face.fittedAt = seconds
         face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)

@@ -121,12 +121,15 @@ public final class FaceTracker {
     /// Carries each shown face's landmarks on to `seconds` at the speed they moved and turned
     /// between the last two fits, on a frame that is not tracked (the face stage under load fits
     /// every second or fourth frame only): a sticker on a moving face keeps moving with it instead of
-    /// standing still until the next fit. The fit, its prediction and the smoothing are left as they
-    /// are; the next `process` replaces these landmarks with its own.
+    /// standing still until the next fit. Never further than the last two fits were apart: the next
+    /// fit comes as soon, and a jump of the timestamps (a new input after a pause) moves nothing
+    /// further. The fit, its prediction and the smoothing are left as they are; the next `process`
+    /// replaces these landmarks with its own.
     public func coast(to seconds: Double) {
-        for index in faces.indices where faces[index].isShown {
+        for index in faces.indices where faces[index].isShown && faces[index].fitInterval > 0 {
             let face = faces[index]
-            faces[index].landmarks = face.landmarksAtFit.moved(by: face.landmarksMotionPerSecond.times(Float(max(0, seconds - face.fittedAt))))
+            let share = Float(min(1, max(0, (seconds - face.fittedAt) / face.fitInterval)))
+            faces[index].landmarks = face.landmarksAtFit.moved(by: face.landmarksMotion.times(share))
         }
     }
 

@@ -23,12 +23,13 @@ public struct TrackedFace {
     var life: FaceLife
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none
-    /// The smoothed landmarks as the last fit left them, its time, and how far they moved and turned
-    /// a second from the fit before: what `FaceTracker.coast` carries `landmarks` on by on a frame
-    /// that is not fitted.
+    /// The smoothed landmarks as the last fit left them and its time, and how far they moved and
+    /// turned since the fit before and in how many seconds: what `FaceTracker.coast` carries
+    /// `landmarks` on by on a frame that is not fitted.
     var landmarksAtFit: Landmarks
     var fittedAt: Double = 0
-    var landmarksMotionPerSecond = FaceMotion.none
+    var landmarksMotion = FaceMotion.none
+    var fitInterval: Double = 0
     var edge = EdgeContact.inside
     /// Eye distance when detection last found this face.
     var confirmedSize: Float

@@ -145,5 +145,12 @@ private func grey720p() -> UnsafeMutablePointer<UInt8> {
         #expect(fitted.count == 15 && coasted.count == 45, "tracked every fourth frame: \(fitted.count) fitted, \(coasted.count) not")
         let lag = fitted.max() ?? 0
         #expect((coasted.max() ?? .infinity) <= lag + 1, "the landmarks between fits (px off, worst): \(coasted.max() ?? -1), on fitted frames \(lag)")
+        // A jump of the timestamps (a new input after a pause) carries them no further than the fits
+        // are apart (24 px here), not on at the same speed for the 10 s skipped (1,800 px).
+        scene.faces[0].centre.x = 300 + 6 * 80
+        #expect(stage.analyse(frame720p(80, pixels: pixels)) == .draw)
+        #expect(stage.analyse(frame720p(380, pixels: pixels)) == .draw)
+        let drift = (stage.faceNow?.landmarks[Landmark.noseTip].x ?? .infinity) - scene.faces[0].landmarks[Landmark.noseTip].x
+        #expect(abs(drift) <= 24 + lag + 1, "10 s after the last fit the nose is \(drift) px on")
     }
 }
