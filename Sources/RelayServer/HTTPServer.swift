@@ -28,8 +28,11 @@ public enum HTTPServer {
     }
 
     /// `build` is what `facerelay_info` says of how the vision code was compiled (`avx2` or `portable`).
+    /// `idleTimeout` closes a kept-alive connection that sends nothing more. `onServerRunning` gets
+    /// the listening channel (its local address is the port, when asked for port 0).
     public static func application(registry: StreamRegistry, address: ServeConfig.HostPort, build: String, sharedMemoryBytes: [String: Double] = [:],
-                                   logger: Logger) -> some ApplicationProtocol {
+                                   idleTimeout: TimeAmount = .milliseconds(100), logger: Logger,
+                                   onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         let config = registry.config
         let metrics = ServiceMetrics(streams: registry, version: version, build: build, sharedMemoryBytes: sharedMemoryBytes)
         let control = ControlProtocol(registry: registry)
@@ -50,16 +53,16 @@ public enum HTTPServer {
             guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
             return reply(await registry.publishStarted(application: notice.app, key: notice.name) == nil ? .forbidden : .ok)
         }
-        router.post("/rtmp/on_play") { request, _ -> Response in
+        router.post("/rtmp/on_play") { request, context -> Response in
             guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
-            // The publish it lets through is answered only once this answer is written: nginx
-            // reads them in that order, so the relay has joined the stream before its first
-            // frame. Answered the other way round (on a busy machine, the waiting publish's task
-            // can reply first), the relay starts at the broadcast's next keyframe, seconds in.
-            return Response(status: .ok, headers: [.connection: "close"], body: ResponseBody(contentLength: 0) { writer in
-                defer { registry.playStarted(application: notice.app, key: notice.name) }
-                try await writer.finish(nil)
-            })
+            // nginx-rtmp acts on a notification's answer when its connection closes, not when the
+            // answer arrives. So the publish this play unblocks is answered only once this
+            // connection has closed: nginx then sees the play's end of file first, the relay joins
+            // the stream before its first frame. Released when the answer was written instead, a
+            // busy machine could close the publish's connection first, and the relay started at
+            // the broadcast's next keyframe, seconds in.
+            context.connectionClosed.whenComplete { _ in registry.playStarted(application: notice.app, key: notice.name) }
+            return reply(.ok)
         }
         router.post("/rtmp/on_publish_done") { request, _ -> Response in
             guard let notice = try await notice(request, logger: logger) else { return reply(.badRequest) }
@@ -153,9 +156,9 @@ public enum HTTPServer {
         // it closes; the server keeps connections open unless told to close, so an idle
         // connection is closed at once, or nginx would act on each answer only at its own time-out.
         return Application(router: router,
-                           server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(http1: .init(idleTimeout: .milliseconds(100)))),
+                           server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(http1: .init(idleTimeout: idleTimeout))),
                            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "facerelay"),
-                           logger: httpLogger)
+                           onServerRunning: onServerRunning, logger: httpLogger)
     }
 
     /// `201 {"sticker", "replaced", "package"}`, or the refusal: `{"error": CODE, "message",
@@ -219,11 +222,14 @@ struct HTTPRequestContext: RequestContext, WebSocketRequestContext, RemoteAddres
     var coreContext: CoreRequestContextStorage
     let webSocket: WebSocketHandlerReference<HTTPRequestContext>
     let remoteAddress: SocketAddress?
+    /// Completes once the request's connection has closed (its answer was written and the socket shut).
+    let connectionClosed: EventLoopFuture<Void>
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
         remoteAddress = source.channel.remoteAddress
+        connectionClosed = source.channel.closeFuture
     }
 }
 

@@ -332,14 +332,17 @@ public final class StreamRegistry: Sendable {
     /// nginx-rtmp's `netcall_timeout` (10 s), past which nginx would drop the publish: a stream
     /// that starts slowly (a busy machine starting several at once takes more than 3 s) still
     /// gets everything; one that never plays lets the broadcaster through after 8 s.
-    private func waitForPlay(_ played: String) async {
+    /// True when the relay played in time.
+    @discardableResult
+    func waitForPlay(_ played: String) async -> Bool {
         let started = ContinuousClock.now
         if await state.withLock({ $0.play(played) }).wait(upTo: Self.playWaitLimit) {
             logger.debug("relay plays the key; publish let through", metadata: ["key": "\(played)", "waited": "\(ContinuousClock.now - started)"])
-        } else {
-            logger.warning("publish let through before its relay played the key: the relay starts at the broadcast's next keyframe",
-                           metadata: ["key": "\(played)", "waited": "\(Self.playWaitLimit)"])
+            return true
         }
+        logger.warning("publish let through before its relay played the key: the relay starts at the broadcast's next keyframe",
+                       metadata: ["key": "\(played)", "waited": "\(Self.playWaitLimit)"])
+        return false
     }
 
     static let playWaitLimit: Duration = .seconds(8)
