@@ -181,7 +181,7 @@ import Testing
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--input-timeout", "\(inputTimeout)",
                                                           "--stats-json", directory + "/stats.json"],
                                      logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re"] + readArguments + ["-i", try Fixtures.path(fixture),
                                                              "-c", "copy"] + writeArguments + ["-f", "flv", nginx.url("in")],
                                          logDirectory: directory, name: "publisher")

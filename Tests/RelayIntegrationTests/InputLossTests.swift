@@ -62,7 +62,7 @@ import Testing
         let output = directory + "/relayed.mp4"
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--input-grace", "5",
                                                           "--stats-json", directory + "/stats.json"], logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let first = try Self.publish(input, to: nginx.url("in"), Self.firstPublish, in: directory, name: "first")
         #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
         Thread.sleep(forTimeInterval: 2)
@@ -97,7 +97,7 @@ import Testing
         let output = directory + "/relayed.mp4"
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--input-grace", "5"],
                                      logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let first = try Self.publish(input, to: nginx.url("in"), Self.firstPublish, in: directory, name: "first")
         #expect(first.wait(seconds: 30) == 0, "first publisher: \(first.stderr)")
         Thread.sleep(forTimeInterval: 2.5)
@@ -155,7 +155,7 @@ import Testing
         let output = directory + "/relayed.mp4"
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output, "--idle-timeout", "3"],
                                      logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let publisher = try Self.publish(input, to: nginx.url("in"), [], in: directory, name: "publisher")
         defer {
             publisher.signal(SIGKILL)
@@ -183,7 +183,7 @@ import Testing
         let output = directory + "/relayed.mp4"
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", output,
                                                           "--idle-timeout", "2", "--input-grace", "4"], logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let first = try Self.publish(input, to: nginx.url("in"), [], in: directory, name: "first")
         Thread.sleep(forTimeInterval: 4)
         first.signal(SIGSTOP)

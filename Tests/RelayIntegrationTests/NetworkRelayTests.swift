@@ -15,7 +15,7 @@ import Testing
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", nginx.url("in"), "--output", nginx.url("out"),
                                                           "--stats-json", directory + "/stats.json", "--stats-interval", "2"],
                                      logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try nginx.waitForPlayer("in")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "flv", nginx.url("in")],
                                          logDirectory: directory, name: "publisher")
         #expect(publisher.wait(seconds: 60) == 0, "publisher: \(publisher.stderr)")
@@ -125,7 +125,7 @@ import Testing
         let relay = try ChildProcess(Package.facerelay, ["run", "--input", ingest.url("in"), "--output", platform!.url("out"),
                                                           "--stats-json", directory + "/stats.json"],
                                      logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 0.5)
+        try ingest.waitForPlayer("in")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "flv", ingest.url("in")],
                                          logDirectory: directory, name: "publisher")
         Thread.sleep(forTimeInterval: 4)

@@ -88,6 +88,21 @@ final class NginxRTMP {
         throw CommandError(description: "nginx-rtmp's recording of '\(key)' was not closed within \(Int(seconds)) s: \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")")
     }
 
+    /// Waits until a player (a relay) has asked for `key`: nginx-rtmp logs each play as it joins
+    /// the stream, a player of a key not yet published waiting for its publish, so a publish from
+    /// then on reaches it from its first frame. A fixed pause instead lost the broadcast's first
+    /// seconds whenever the relay took longer to start than the pause (a debug build beside two
+    /// busy cores took over 0.5 s).
+    func waitForPlayer(_ key: String, seconds: Double = 30) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        let log = directory + "/error.log"
+        while Date() < deadline {
+            if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(" play: name='\(key)'") { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw CommandError(description: "no player asked nginx-rtmp for '\(key)' within \(Int(seconds)) s")
+    }
+
     static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
