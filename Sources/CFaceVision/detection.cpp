@@ -2,6 +2,7 @@
 // upright patch around a box (fv_locate_face), on buffers kept between calls.
 #include "face_vision.h"
 #include "fhog_reusing.h"
+#include "kept_memory.h"
 #include "pruned_filters.h"
 #include "shim_support.h"
 
@@ -45,24 +46,26 @@ double boxSide(dlib::frontal_face_detector &singleLevel) {
 }
 }  // namespace
 
-// What fv_locate_face scans a patch of one size with, kept between calls: its HOG features, the
-// extraction's scratch and the filters' outputs. dlib's scanner builds all of these on every call
-// (77 allocations per check of a fit); kept, they are sized once per patch size.
+// What one image (a pyramid level, a patch) is scanned with: its HOG features, the extraction's
+// scratch and the filters' outputs. dlib's scanner builds all of these on every call (77
+// allocations per check of a fit); here they are kept, on blocks that serve every size up to the
+// largest seen (kept_memory.h).
 struct fv_patch_scan {
-    int side = 0;
-    dlib::array<dlib::array2d<float>> hog;
-    dlib::array2d<dlib::matrix<float, 18, 1>> hist;
-    dlib::array2d<float> norm, saliency, scratch;
+    dlib::array<fv::kept_plane> hog;
+    fv::kept_histograms hist;
+    fv::kept_plane norm, saliency, scratch;
 };
 
-// What fv_detect scans a frame with, kept between scans: per pyramid level its image (level 1 on)
-// and a patch scan's buffers, and the lists of windows. dlib's object_detector keeps only the
-// features and builds the rest on every scan (about 140 allocations for a coarse scan of a 720p
-// frame); kept, they are sized once per frame size.
+// What fv_detect scans a frame with, kept between scans: the image of the level being scanned and
+// of the one above it (each level is made from the one above), one level's scan buffers, and each
+// weight vector's windows. Levels are scanned one after the other, so a frame's scan holds one
+// level's features, not every level's (about 4 MB instead of 14 for 720p). dlib's object_detector
+// keeps every level's features and builds the rest on every scan (about 140 allocations for a
+// coarse scan of a 720p frame); kept, they are sized once per frame size.
 struct fv_pyramid_scan {
-    std::vector<dlib::array2d<unsigned char>> images;
-    std::vector<fv_patch_scan> levels;
-    std::vector<std::pair<double, dlib::rectangle>> windows;
+    fv::kept_grey images[2];
+    fv_patch_scan level;
+    std::vector<std::vector<std::pair<double, dlib::rectangle>>> windows;
     std::vector<dlib::rect_detection> candidates;
     std::vector<dlib::point> wholeSums;  // the positions fv_pruned_filters sums whole on a level
 };
@@ -97,9 +100,7 @@ struct fv_detector {
     dlib::frontal_face_detector singleLevel = withPyramidLevels(detector, 1);
     double windowSide = boxSide(singleLevel);
     cv::Mat patch;
-    // One per patch size in use (a check and a search), the older replaced by a third size.
-    fv_patch_scan scans[2];
-    int lastScan = 0;
+    fv_patch_scan patchScan;
 };
 
 namespace {
@@ -133,13 +134,16 @@ template <typename Filterbank> dlib::rectangle filterPatch(const Filterbank &w, 
 }
 
 // What dlib::object_detector<scan_fhog_pyramid>::operator() does (scanner.load, then each weight
-// vector's detect, then non-maximum suppression), step by step and in the same order, so that the
-// windows found and their scores are dlib's, but on `scan`'s buffers: nothing is allocated once a
-// frame size has been scanned (beyond the first scan, the lists only grow when a scan finds more
-// windows than any before). With `pruned`, the filters run in two steps (pruned_filters.h), which
-// leaves every score that reaches the floor as dlib's and skips most of the work on the rest.
-// Only levels `firstLevel` up to (not including) `endLevel` are scanned: their images are made as
-// dlib makes them, each from the one above, but the features and filters run on those levels alone.
+// vector's detect, then non-maximum suppression), so that the windows found and their scores are
+// dlib's, but on `scan`'s buffers: nothing is allocated once a frame size has been scanned (beyond
+// the first scan, the lists only grow when a scan finds more windows than any before). dlib makes
+// every level's features, then runs each weight vector over all levels; here each level's features
+// are made and every weight vector run on them before the next level, each weight vector's windows
+// gathered in the same order as dlib's, so only one level's features are held at a time. With
+// `pruned`, the filters run in two steps (pruned_filters.h), which leaves every score that reaches
+// the floor as dlib's and skips most of the work on the rest. Only levels `firstLevel` up to (not
+// including) `endLevel` are scanned: their images are made as dlib makes them, each from the one
+// above, but the features and filters run on those levels alone.
 template <typename Image>
 void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<fv_pruned_filters> *pruned, const Image &image,
                  double adjust, unsigned long firstLevel, unsigned long endLevel, fv_pyramid_scan &scan,
@@ -159,36 +163,31 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<
     } while (rect.width() >= static_cast<long>(scanner.get_min_pyramid_layer_width()) &&
              rect.height() >= static_cast<long>(scanner.get_min_pyramid_layer_height()) && levels < scanner.get_max_pyramid_levels());
     levels = std::min(levels, endLevel);
-    if (scan.levels.size() < levels) scan.levels.resize(levels);
-    if (scan.images.size() < levels) scan.images.resize(levels);
-    if (firstLevel == 0) {
-        dlib::impl_fhog::extract_fhog_features_reusing(image, scan.levels[0].hog, scan.levels[0].hist, scan.levels[0].norm, cell,
-                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
-    }
-    for (unsigned long level = 1; level < levels; ++level) {
-        if (level == 1) {
-            down(image, scan.images[1]);
-        } else {
-            down(scan.images[level - 1], scan.images[level]);
-        }
-        if (level < firstLevel) continue;
-        fv_patch_scan &at = scan.levels[level];
-        dlib::impl_fhog::extract_fhog_features_reusing(scan.images[level], at.hog, at.hist, at.norm, cell,
-                                                       static_cast<int>(windowHeight), static_cast<int>(windowWidth));
-    }
-    // Each weight vector's detect (impl::detect_from_fhog_pyramid), its windows sorted best first.
     const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
     const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
     const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
-    scan.candidates.clear();
-    for (unsigned long d = 0; d < detector.num_detectors(); ++d) {
-        const auto &weights = detector.get_processed_w(d);
-        const double threshold = weights.w(scanner.get_num_dimensions());
-        const double floor = threshold + adjust;
-        scan.windows.clear();
-        for (unsigned long level = firstLevel; level < levels; ++level) {
-            fv_patch_scan &at = scan.levels[level];
-            if (at.hog.size() == 0) continue;  // a level too small for the features
+    if (scan.windows.size() < detector.num_detectors()) scan.windows.resize(detector.num_detectors());
+    for (auto &windows : scan.windows) windows.clear();
+    fv_patch_scan &at = scan.level;
+    for (unsigned long level = 0; level < levels; ++level) {
+        // impl::create_fhog_pyramid: each level's image from the one above.
+        const fv::kept_grey &above = scan.images[(level + 1) % 2];
+        fv::kept_grey &here = scan.images[level % 2];
+        if (level == 1) down(image, here);
+        if (level > 1) down(above, here);
+        if (level < firstLevel) continue;
+        if (level == 0) {
+            dlib::impl_fhog::extract_fhog_features_reusing(image, at.hog, at.hist, at.norm, cell, static_cast<int>(windowHeight),
+                                                           static_cast<int>(windowWidth));
+        } else {
+            dlib::impl_fhog::extract_fhog_features_reusing(here, at.hog, at.hist, at.norm, cell, static_cast<int>(windowHeight),
+                                                           static_cast<int>(windowWidth));
+        }
+        if (at.hog.size() == 0) break;  // a level too small for the features, and every level after it
+        // Each weight vector's detect (impl::detect_from_fhog_pyramid) on this level.
+        for (unsigned long d = 0; d < detector.num_detectors(); ++d) {
+            const auto &weights = detector.get_processed_w(d);
+            const double floor = weights.w(scanner.get_num_dimensions()) + adjust;
             const dlib::rectangle area = pruned ? (*pruned)[d].apply(weights.get_detect_argument(), at.hog, floor, at.saliency, at.scratch, scan.wholeSums)
                                                 : filterPatch(weights.get_detect_argument(), at);
             for (long r = area.top(); r <= area.bottom(); ++r) {
@@ -197,12 +196,17 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<
                     dlib::rectangle window = features.feats_to_image(dlib::centered_rect(dlib::point(c, r), boxWidth, boxHeight),
                                                                      cell, windowHeight, windowWidth);
                     window = down.rect_up(window, level);
-                    scan.windows.push_back(std::make_pair(at.saliency[r][c], window));
+                    scan.windows[d].push_back(std::make_pair(at.saliency[r][c], window));
                 }
             }
         }
-        std::sort(scan.windows.rbegin(), scan.windows.rend(), dlib::impl::compare_pair_rect);
-        for (const auto &window : scan.windows) {
+    }
+    // Each weight vector's windows sorted best first, as detect does.
+    scan.candidates.clear();
+    for (unsigned long d = 0; d < detector.num_detectors(); ++d) {
+        const double threshold = detector.get_processed_w(d).w(scanner.get_num_dimensions());
+        std::sort(scan.windows[d].rbegin(), scan.windows[d].rend(), dlib::impl::compare_pair_rect);
+        for (const auto &window : scan.windows[d]) {
             dlib::rect_detection candidate;
             candidate.detection_confidence = window.first - threshold;
             candidate.weight_index = d;
@@ -291,10 +295,7 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         cv::Mat patch = detector->patch(cv::Rect(0, 0, static_cast<int>(side), static_cast<int>(side)));
         const int sideInPixels = static_cast<int>(side);
         fv::warpAffineReplicate(grey, width, height, static_cast<size_t>(stride), patch.data, sideInPixels, patch.step, forward);
-        int which = detector->scans[0].side == sideInPixels ? 0 : detector->scans[1].side == sideInPixels ? 1 : 1 - detector->lastScan;
-        detector->lastScan = which;
-        fv_patch_scan &scan = detector->scans[which];
-        scan.side = sideInPixels;
+        fv_patch_scan &scan = detector->patchScan;
         // What the single-level detector does (dlib's object_detector over scan_fhog_pyramid, one
         // pyramid level: features, then each of its filters), on buffers kept between calls; only
         // the best window is wanted, so dlib's non-maximum suppression, which always keeps the best,

@@ -1,8 +1,8 @@
 // dlib's HOG feature extraction (impl_extract_fhog_features in dlib/image_transforms/fhog.h, dlib
 // 19.24, Boost Software License 1.0; its own notice on the code it derives from is kept below), with
 // one change: the two scratch arrays it builds on every call (the orientation histograms and their
-// norms) are the caller's, so that scanning patches of one size allocates nothing after the first.
-// dlib sizes an array2d only when its size changes. Everything else is dlib's code, unchanged, so
+// norms) are the caller's, of any memory manager, so that scanning allocates nothing once its
+// buffers are sized (kept_memory.h keeps them across sizes). Everything else is dlib's code, unchanged, so
 // the features, and the detector's scores on them, are dlib's own.
 #ifndef FV_FHOG_REUSING_H
 #define FV_FHOG_REUSING_H
@@ -13,13 +13,15 @@ namespace dlib {
     namespace impl_fhog {
         template <
             typename image_type, 
-            typename out_type
+            typename out_type,
+            typename hist_mm,
+            typename norm_mm
             >
         void extract_fhog_features_reusing(
             const image_type& img_, 
             out_type& hog, 
-            array2d<matrix<float,18,1> >& hist,
-            array2d<float>& norm,
+            array2d<matrix<float,18,1>,hist_mm>& hist,
+            array2d<float,norm_mm>& norm,
             int cell_size,
             int filter_rows_padding,
             int filter_cols_padding

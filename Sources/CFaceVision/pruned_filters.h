@@ -60,9 +60,9 @@ struct fv_pruned_filters {
 
     // The saliency of every window of `hog` (in `saliency`), exact wherever it reaches `floor`;
     // returns the area of whole windows, as dlib's filters do.
-    template <typename Filterbank, typename Planes>
-    dlib::rectangle apply(const Filterbank &w, const Planes &hog, double floor, dlib::array2d<float> &saliency,
-                          dlib::array2d<float> &scratch, std::vector<dlib::point> &candidates) const {
+    template <typename Filterbank, typename Planes, typename Plane>
+    dlib::rectangle apply(const Filterbank &w, const Planes &hog, double floor, Plane &saliency, Plane &scratch,
+                          std::vector<dlib::point> &candidates) const {
         // One separable filter over the level, into `saliency` or added to it.
         const auto run = [&](const separable &f, bool add) {
             return dlib::float_spatially_filter_image_separable(hog[f.plane], saliency, w.row_filters[f.plane][f.rank],
