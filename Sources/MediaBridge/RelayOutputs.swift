@@ -349,9 +349,7 @@ final class RelayOutputs: Sendable {
         targets.removeAll(keepingCapacity: true)
         state.withLock { state in
             if state.videoCaps?.pointer.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer.pointer, caps) == 0 }) ?? true {
-                if let old = state.videoCaps { gst_caps_unref(old.pointer.pointer) }
-                gst_caps_ref(caps)
-                state.videoCaps = (CapsPointer(pointer: caps), (state.videoCaps?.version ?? 0) + 1)
+                Self.replace(&state.videoCaps, with: caps)
             }
             for index in state.slots.indices {
                 if let output = state.slots[index].takeVideo(keyframe: keyframe, pts: pts, size: size, caps: state.videoCaps, live: live,
@@ -361,6 +359,14 @@ final class RelayOutputs: Sendable {
             }
         }
         for output in targets { _ = output.pushVideo(fr_buffer_ref(buffer)) }
+    }
+
+    /// `caps`, with a reference of its own, in place of `current` (its reference released), one
+    /// version on: every output gets them before its next packet.
+    private static func replace(_ current: inout (pointer: CapsPointer, version: Int)?, with caps: UnsafeMutablePointer<GstCaps>) {
+        if let old = current { gst_caps_unref(old.pointer.pointer) }
+        gst_caps_ref(caps)
+        current = (CapsPointer(pointer: caps), (current?.version ?? 0) + 1)
     }
 
     // MARK: the audio thread
@@ -375,9 +381,7 @@ final class RelayOutputs: Sendable {
         state.withLock { state in
             guard state.info?.hasAudio == true, !state.audioStopped else { return }
             if state.audioCaps == nil || state.audioCapsGeneration != generation {
-                if let old = state.audioCaps { gst_caps_unref(old.pointer.pointer) }
-                gst_caps_ref(caps)
-                state.audioCaps = (CapsPointer(pointer: caps), (state.audioCaps?.version ?? 0) + 1)
+                Self.replace(&state.audioCaps, with: caps)
                 state.audioCapsGeneration = generation
             }
             for index in state.slots.indices {
