@@ -218,8 +218,7 @@ import Testing
         let unreachable = try serve.ctl(["start", "rtmp://127.0.0.1:\(freePort())/live/x", serve.directory + "/x.flv", "--stream", "unreachable"])
         let startError = unreachable["error"] as? [String: Any]
         #expect(startError?["code"] as? String == "start-failed" && (startError?["message"] as? String)?.contains("cannot read input") == true, "\(unreachable)")
-        Thread.sleep(forTimeInterval: 0.5)
-        let failure = subscriber.events().first { $0["stream"] as? String == "unreachable" && $0["state"] as? String == "failed" }
+        let failure = subscriber.firstEvent(within: 10) { $0["stream"] as? String == "unreachable" && $0["state"] as? String == "failed" }
         #expect((failure?["reason"] as? String)?.contains("Connection refused") == true, "\(subscriber.events())")
 
         let long1 = try #require(try serve.streams()["long"], "the long stream still runs")

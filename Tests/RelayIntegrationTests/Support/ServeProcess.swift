@@ -93,6 +93,16 @@ final class ServeProcess {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
         }
+
+        /// The first event that matches, waiting up to `seconds` for it to be printed.
+        func firstEvent(within seconds: Double, where matches: ([String: Any]) -> Bool) -> [String: Any]? {
+            let deadline = Date().addingTimeInterval(seconds)
+            repeat {
+                if let event = events().first(where: matches) { return event }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while Date() < deadline
+            return nil
+        }
     }
 
     /// SIGTERM, as an operator or systemd stops the service; the exit status.
