@@ -72,20 +72,23 @@ struct fv_pyramid_scan {
 
 // dlib ships its frontal detector compressed and decompresses it on every call, about 0.4 s of
 // CPU: a process (and every stream that starts in `serve`) copies one decompressed the first time.
+// The shared detector and filters below are made once and never destroyed: a detection thread
+// may still be scanning while the process exits (a stream ending as `serve` or `run` returns), and
+// a static destroyed by `exit` would free the weights under that scan.
 static const dlib::frontal_face_detector &frontalFaceDetector() {
-    static const dlib::frontal_face_detector decompressed = dlib::get_frontal_face_detector();
-    return decompressed;
+    static const dlib::frontal_face_detector *const decompressed = new dlib::frontal_face_detector(dlib::get_frontal_face_detector());
+    return *decompressed;
 }
 
 // The frontal detector's weight vectors as fv_pruned_filters, one per weight vector, made once.
 static const std::vector<fv_pruned_filters> &frontalFaceFilters() {
-    static const std::vector<fv_pruned_filters> filters = [] {
-        std::vector<fv_pruned_filters> made;
+    static const std::vector<fv_pruned_filters> *const filters = [] {
+        auto *made = new std::vector<fv_pruned_filters>();
         const dlib::frontal_face_detector &detector = frontalFaceDetector();
-        for (unsigned long d = 0; d < detector.num_detectors(); ++d) made.emplace_back(detector.get_processed_w(d).get_detect_argument());
+        for (unsigned long d = 0; d < detector.num_detectors(); ++d) made->emplace_back(detector.get_processed_w(d).get_detect_argument());
         return made;
     }();
-    return filters;
+    return *filters;
 }
 
 struct fv_detector {
