@@ -174,7 +174,7 @@ let package = Package(
         .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan"]),
+        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -84,18 +84,18 @@ public final class RelaySession: Sendable {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "facerelay.stats"))
         let lastReport = LastReport(counters: origin.counters, usage: origin.usage, at: started)
         timer.schedule(deadline: .now() + options.statsInterval, repeating: options.statsInterval)
-        timer.setEventHandler { [self] in
-            let now = ContinuousClock.now
-            let usage = ProcessUsage.now()
-            let counters = relay.counters
-            let previous = lastReport.swap(counters: counters, usage: usage, at: now)
-            let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
-                                    counters: counters, since: (previous.counters, previous.usage), usage: usage,
-                                    seconds: (now - previous.at).inSeconds)
-            logger.info("stats \(stats.logLine)")
-        }
+        // The handler holds the session weakly and `run` waits for the timer's cancellation, which
+        // Dispatch runs after any handler still running: once `run` returns, the timer's queue holds
+        // nothing of the session, so the caller's last reference frees it (and stops its face
+        // detection) on the caller's thread, not on that queue as the process exits.
+        timer.setEventHandler { [weak self] in self?.logStats(since: lastReport) }
+        let cancelled = DispatchSemaphore(value: 0)
+        timer.setCancelHandler { cancelled.signal() }
         timer.resume()
-        defer { timer.cancel() }
+        defer {
+            timer.cancel()
+            cancelled.wait()
+        }
 
         var failure: MediaError?
         do {
@@ -116,6 +116,18 @@ public final class RelaySession: Sendable {
         }
         if let failure { throw failure }
         return stats
+    }
+
+    /// The periodic stats line, covering the time since the last one.
+    private func logStats(since lastReport: LastReport) {
+        let now = ContinuousClock.now
+        let usage = ProcessUsage.now()
+        let counters = relay.counters
+        let previous = lastReport.swap(counters: counters, usage: usage, at: now)
+        let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
+                                counters: counters, since: (previous.counters, previous.usage), usage: usage,
+                                seconds: (now - previous.at).inSeconds)
+        logger.info("stats \(stats.logLine)")
     }
 }
 

@@ -1,16 +1,13 @@
 import ArgumentParser
 import Compositor
-import Dispatch
 import FaceStage
 import FaceVision
 import FrameKit
-import Glibc
 import Logging
 import MediaBridge
 import StickerKit
 import StreamPlan
 import StreamSession
-import Synchronization
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -185,31 +182,4 @@ struct Run: ParsableCommand {
             print(comparison.table(sticker: sticker, baselineOutput: baselineOptions.outputs[0].description), terminator: "")
         }
     }
-}
-
-/// SIGINT and SIGTERM end the stream cleanly (the output is finalised); a second one exits at once.
-final class StopSignals {
-    private let sources: [DispatchSourceSignal]
-
-    init(onStop: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "facerelay.signals")
-        let received = SignalCount()
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                if received.count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
-                onStop()
-            }
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() { sources.forEach { $0.cancel() } }
-}
-
-/// Signals received so far, whichever they were.
-private final class SignalCount: Sendable {
-    let count = Atomic<Int>(0)
 }

@@ -1,0 +1,44 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// SIGINT and SIGTERM end the stream cleanly (the output is finalised); a second one exits at once.
+///
+/// `cancel` lets go of `onStop`, and of what it holds, before it returns. Dispatch releases a
+/// cancelled source's handler later, on the source's queue: a session held there would be torn down
+/// on that queue while the process exits, its face detection still scanning.
+public final class StopSignals {
+    private let sources: [DispatchSourceSignal]
+    private let state = StopRequests()
+
+    public init(onStop: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "facerelay.signals")
+        let state = self.state
+        state.onStop.withLock { $0 = onStop }
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { state.receive() }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Stops listening; `onStop` is released when this returns.
+    public func cancel() {
+        sources.forEach { $0.cancel() }
+        state.onStop.withLock { $0 = nil }
+    }
+}
+
+/// What a signal does, and how many have come, whichever they were.
+private final class StopRequests: Sendable {
+    let onStop = Mutex<(@Sendable () -> Void)?>(nil)
+    let received = Atomic<Int>(0)
+
+    func receive() {
+        if received.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
+        // Called under the lock, so that once `cancel` has it, nothing here holds `onStop` any more.
+        onStop.withLock { $0?() }
+    }
+}
