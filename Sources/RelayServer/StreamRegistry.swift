@@ -181,7 +181,6 @@ public final class StreamRegistry: Sendable {
     }
 
     private func ended(_ stream: ServedStream, failure: MediaError?, logger: Logger) {
-        stream.finish(failure: failure)
         let restart = state.withLock { state -> Bool in
             if state.streams[stream.id] === stream { state.streams[stream.id] = nil }
             if case .rtmpPublish(let app, let key) = stream.origin { state.playEnded("\(app)/\(key)") }
@@ -194,6 +193,9 @@ public final class StreamRegistry: Sendable {
             logger.error("stream failed: \(failure)")
         }
         events.publish(.stream, event)
+        // Last: `stopAll` ends the event streams once every stream has finished, so the stream's
+        // ended or failed event must be published before.
+        stream.finish(failure: failure)
         if restart, case .srtListener(let index) = stream.origin {
             // The broadcaster left: listen again for the next one, after a pause so that a listener
             // that cannot start does not spin.

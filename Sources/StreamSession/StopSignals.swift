@@ -9,12 +9,12 @@ import Synchronization
 /// on that queue while the process exits, its face detection still scanning.
 public final class StopSignals {
     private let sources: [DispatchSourceSignal]
-    private let state = StopRequests()
+    private let state: StopRequests
 
     public init(onStop: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "facerelay.signals")
-        let state = self.state
-        state.onStop.withLock { $0 = onStop }
+        let state = StopRequests(onStop: onStop)
+        self.state = state
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -33,11 +33,18 @@ public final class StopSignals {
 
 /// What a signal does, and how many have come, whichever they were.
 private final class StopRequests: Sendable {
-    let onStop = Mutex<(@Sendable () -> Void)?>(nil)
+    let onStop: Mutex<(@Sendable () -> Void)?>
     let received = Atomic<Int>(0)
 
+    init(onStop: @escaping @Sendable () -> Void) { self.onStop = Mutex(onStop) }
+
     func receive() {
-        if received.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
+        // `_exit`, not `exit`: the relay's threads are still running, and exit's static destructors
+        // (libsrt's among them) would free what they use.
+        if received.add(1, ordering: .relaxed).newValue > 1 {
+            fflush(nil)
+            _exit(130)
+        }
         // Called under the lock, so that once `cancel` has it, nothing here holds `onStop` any more.
         onStop.withLock { $0?() }
     }
