@@ -6,17 +6,26 @@ import Synchronization
 ///
 /// `cancel` lets go of `onStop`, and of what it holds, before it returns. Dispatch releases a
 /// cancelled source's handler later, on the source's queue: a session held there would be torn down
-/// on that queue while the process exits, its face detection still scanning.
+/// on that queue while the process exits, its face detection still scanning. It also gives each
+/// signal back the disposition it had, so that a signal after the stream ends is not ignored.
 public final class StopSignals {
+    private static let numbers = [SIGINT, SIGTERM]
     private let sources: [DispatchSourceSignal]
     private let state: StopRequests
+    private let previousActions: [sigaction]
 
     public init(onStop: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "facerelay.signals")
         let state = StopRequests(onStop: onStop)
         self.state = state
-        sources = [SIGINT, SIGTERM].map { number in
+        // Dispatch sees a signal only if its default action (ending the process) is turned off.
+        previousActions = Self.numbers.map { number in
+            var previous = sigaction()
+            sigaction(number, nil, &previous)
             signal(number, SIG_IGN)
+            return previous
+        }
+        sources = Self.numbers.map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { state.receive() }
             source.resume()
@@ -28,6 +37,9 @@ public final class StopSignals {
     public func cancel() {
         sources.forEach { $0.cancel() }
         state.onStop.withLock { $0 = nil }
+        for (number, var action) in zip(Self.numbers, previousActions) {
+            sigaction(number, &action, nil)
+        }
     }
 }
 
