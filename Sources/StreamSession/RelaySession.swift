@@ -28,12 +28,12 @@ public final class RelaySession: Sendable {
     private let options: Options
     private let relay: MediaRelay
     private let logger: Logger
-    private let origin: (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant)
+    private let origin: Report
 
     public init(options: Options, library: PipelineLibrary, stage: FrameStage, logger: Logger) throws(MediaError) {
         self.options = options
         self.logger = logger
-        origin = (MediaRelay.Counters(), ProcessUsage.now(), ContinuousClock.now)
+        origin = Report(counters: MediaRelay.Counters(), usage: ProcessUsage.now(), at: ContinuousClock.now)
         relay = try MediaRelay(input: options.input, outputs: options.outputs, settings: options.settings,
                                library: library, stage: stage, logger: logger)
     }
@@ -71,18 +71,22 @@ public final class RelaySession: Sendable {
     /// The figures of the whole stream so far (the process figures are the whole process's, read
     /// once by a caller that asks for many streams).
     public func statsSoFar(usage: ProcessUsage = .now()) -> StreamStats {
+        stats(since: origin, until: Report(counters: relay.counters, usage: usage, at: .now))
+    }
+
+    /// The figures between two readings: what the stats file, the stats lines and `statsSoFar` report.
+    private func stats(since earlier: Report, until now: Report) -> StreamStats {
         StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
-                    counters: relay.counters, since: (origin.counters, origin.usage), usage: usage,
-                    seconds: (ContinuousClock.now - origin.at).inSeconds)
+                    counters: now.counters, since: (earlier.counters, earlier.usage), usage: now.usage,
+                    seconds: (now.at - earlier.at).inSeconds)
     }
 
     /// Relays until the input ends or a stop is requested; returns the figures of the whole stream.
     /// The stats file is written even when the stream fails.
     @discardableResult
     public func run() throws(MediaError) -> StreamStats {
-        let started = ContinuousClock.now
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "facerelay.stats"))
-        let lastReport = LastReport(counters: origin.counters, usage: origin.usage, at: started)
+        let lastReport = LastReport(origin)
         timer.schedule(deadline: .now() + options.statsInterval, repeating: options.statsInterval)
         // The handler holds the session weakly and `run` waits for the timer's cancellation, which
         // Dispatch runs after any handler still running: once `run` returns, the timer's queue holds
@@ -103,9 +107,7 @@ public final class RelaySession: Sendable {
         } catch {
             failure = error
         }
-        let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
-                                counters: relay.counters, since: (origin.counters, origin.usage), usage: ProcessUsage.now(),
-                                seconds: (ContinuousClock.now - started).inSeconds)
+        let stats = statsSoFar()
         logger.info("stream ended \(stats.logLine)")
         if let path = options.statsJSONPath {
             do {
@@ -120,29 +122,28 @@ public final class RelaySession: Sendable {
 
     /// The periodic stats line, covering the time since the last one.
     private func logStats(since lastReport: LastReport) {
-        let now = ContinuousClock.now
-        let usage = ProcessUsage.now()
-        let counters = relay.counters
-        let previous = lastReport.swap(counters: counters, usage: usage, at: now)
-        let stats = StreamStats(input: options.input.description, output: options.outputs.map(\.description).joined(separator: ", "), info: relay.streamInfo,
-                                counters: counters, since: (previous.counters, previous.usage), usage: usage,
-                                seconds: (now - previous.at).inSeconds)
-        logger.info("stats \(stats.logLine)")
+        let now = Report(counters: relay.counters, usage: ProcessUsage.now(), at: .now)
+        logger.info("stats \(stats(since: lastReport.swap(now), until: now).logLine)")
     }
 }
 
-/// The counters at the previous stats line, so that each line covers its own interval.
+/// One reading of a stream's figures: its counters and the process's usage at an instant.
+private struct Report: Sendable {
+    var counters: MediaRelay.Counters
+    var usage: ProcessUsage
+    var at: ContinuousClock.Instant
+}
+
+/// The reading at the previous stats line, so that each line covers its own interval.
 private final class LastReport: Sendable {
-    typealias Report = (counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant)
     private let last: Mutex<Report>
 
-    init(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) {
-        last = Mutex((counters, usage, at))
-    }
+    init(_ first: Report) { last = Mutex(first) }
 
-    func swap(counters: MediaRelay.Counters, usage: ProcessUsage, at: ContinuousClock.Instant) -> Report {
+    /// The previous reading; `now` takes its place.
+    func swap(_ now: Report) -> Report {
         last.withLock { last in
-            defer { last = (counters, usage, at) }
+            defer { last = now }
             return last
         }
     }
