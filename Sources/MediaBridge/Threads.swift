@@ -6,15 +6,19 @@ public final class LoopThread: Sendable {
     private let thread: pthread_t
 
     /// What the new thread runs, passed to it as its start argument.
-    private final class Body: Sendable {
+    fileprivate final class Body: Sendable {
         let run: @Sendable () -> Void
-        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        let whenFreed: (@Sendable () -> Void)?
+        init(_ run: @escaping @Sendable () -> Void, whenFreed: (@Sendable () -> Void)?) {
+            self.run = run
+            self.whenFreed = whenFreed
+        }
     }
 
     /// A `detached` thread frees itself when `body` returns and cannot be joined. `what` names the
     /// thread in the error thrown when the system refuses to start it.
     public init(starting what: String, detached: Bool = false, _ body: @escaping @Sendable () -> Void) throws(MediaError) {
-        switch Self.start(body, detached: detached) {
+        switch Self.start(body, detached: detached, whenFreed: nil) {
         case .success(let thread):
             self.thread = thread
         case .failure(let error):
@@ -23,8 +27,10 @@ public final class LoopThread: Sendable {
     }
 
     /// For a caller that cannot go on without the thread: a refusal stops the process, saying why.
-    public init(detached: Bool = false, _ body: @escaping @Sendable () -> Void) {
-        switch Self.start(body, detached: detached) {
+    /// `whenFreed` runs on the thread once `body` has returned and what it captured is released: a
+    /// detached thread's owner can wait for that, as it could join a joinable one.
+    public init(detached: Bool = false, _ body: @escaping @Sendable () -> Void, whenFreed: (@Sendable () -> Void)? = nil) {
+        switch Self.start(body, detached: detached, whenFreed: whenFreed) {
         case .success(let thread):
             self.thread = thread
         case .failure(let error):
@@ -33,11 +39,12 @@ public final class LoopThread: Sendable {
     }
 
     /// The new thread, or pthread_create's error number.
-    private static func start(_ body: @escaping @Sendable () -> Void, detached: Bool) -> Result<pthread_t, ThreadStartError> {
+    private static func start(_ body: @escaping @Sendable () -> Void, detached: Bool,
+                              whenFreed: (@Sendable () -> Void)?) -> Result<pthread_t, ThreadStartError> {
         var thread = pthread_t()
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let context = Unmanaged.passRetained(Body(body, whenFreed: whenFreed)).toOpaque()
         let result = pthread_create(&thread, nil, { context in
-            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+            if let whenFreed = runAndFree(context!) { whenFreed() }
             return nil
         }, context)
         guard result == 0 else {
@@ -50,6 +57,15 @@ public final class LoopThread: Sendable {
     }
 
     public func join() { pthread_join(thread, nil) }
+}
+
+/// Runs a thread's body, then frees it with its captures, all before returning: the body is this
+/// function's only reference, so it cannot outlive the call.
+@inline(never)
+private func runAndFree(_ context: UnsafeMutableRawPointer) -> (@Sendable () -> Void)? {
+    let body = Unmanaged<LoopThread.Body>.fromOpaque(context).takeRetainedValue()
+    body.run()
+    return body.whenFreed
 }
 
 /// pthread_create's error number.

@@ -48,6 +48,8 @@ final class ServedStream: Sendable {
     private let live = Mutex(Live())
     /// Fired once the stream has ended or failed and its output is finalised.
     let finished = AsyncSignal()
+    /// Fired once the stream's thread has ended and let go of everything it held.
+    let threadFreed = AsyncSignal()
     /// The last thumbnail and when it was made: however many pages watch (the studio asks several
     /// times a second), at most four a second.
     private let lastThumbnail = Mutex<(at: ContinuousClock.Instant, jpeg: [UInt8])?>(nil)

@@ -119,10 +119,14 @@ public final class StreamRegistry: Sendable {
             throw ControlError(.startFailed, error.description)
         }
         let served = ServedStream(id: id, input: input, outputs: outputs, origin: origin, stage: stage, session: session)
-        state.withLock { state in
+        let admitted = state.withLock { state -> Bool in
             state.reserved.remove(id)
+            // A start that raced `stopAll` past its count of the streams would run unstopped.
+            guard !state.shuttingDown else { return false }
             state.streams[id] = served
+            return true
         }
+        guard admitted else { throw ControlError(.shuttingDown, "the service is stopping; start the stream again once it is back") }
         session.observeChanges { [changed = changedStreams.continuation] change in changed.yield((id, change)) }
         streamLogger.info("stream started", metadata: ["input": "\(input)", "outputs": "\(outputs.map(\.description).joined(separator: ", "))", "sticker": "\(look.name)"])
         _ = LoopThread(detached: true) { [self, streamLogger] in
@@ -133,6 +137,8 @@ public final class StreamRegistry: Sendable {
                 failure = error
             }
             ended(served, failure: failure, logger: streamLogger)
+        } whenFreed: { [threadFreed = served.threadFreed] in
+            threadFreed.fire()
         }
         if origin == .control {
             // A control client is told at once when its input cannot be read (refused, missing,
@@ -392,7 +398,10 @@ public final class StreamRegistry: Sendable {
         }
         for stream in all { stream.session.requestStop() }
         let deadline = ContinuousClock.now + timeout
-        for stream in all { await stream.finished.wait(upTo: deadline - .now) }
+        // Each stream's thread, not only its `finished`: the thread lets go of the session just
+        // after, and a session freed while the process exits would free GStreamer elements whose
+        // libraries (libsrt) exit has already torn down. The sessions are freed here, with `all`.
+        for stream in all { await stream.threadFreed.wait(upTo: deadline - .now) }
         events.finishAll()
     }
 }
