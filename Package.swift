@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "FrameKit"]),
         .testTarget(name: "StreamSessionTests", dependencies: ["StreamSession", "MediaBridge", "FrameKit"]),
         .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "FaceStage", "Compositor", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession"]),
     ],
