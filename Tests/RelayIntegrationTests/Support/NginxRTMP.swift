@@ -122,7 +122,8 @@ final class NginxRTMP {
     }
 
     deinit {
-        child.signal(SIGQUIT)
+        // A fast shutdown: a graceful one (SIGQUIT) would wait for open RTMP sessions to end.
+        child.signal(SIGTERM)
         child.wait(seconds: 5)
         try? FileManager.default.removeItem(atPath: directory)
     }

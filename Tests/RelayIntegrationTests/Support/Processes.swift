@@ -43,7 +43,18 @@ final class ChildProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try process.run()
+        try Self.withSignalsUnblocked { try process.run() }
+    }
+
+    /// A child inherits its parent thread's blocked signals, and a test runs on a pool thread that
+    /// blocks them all: nginx, which never unblocks them, would ignore every signal but SIGKILL.
+    /// The child gets an empty mask, as it would from a shell.
+    private static func withSignalsUnblocked(_ body: () throws -> Void) rethrows {
+        var none = sigset_t(), previous = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        try body()
     }
 
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
