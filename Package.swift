@@ -164,7 +164,10 @@ let package = Package(
         // CAllocationCounter counts heap allocations for the steady-state tests of the vision shim
         // (CFaceVision, called directly); it interposes the allocator for the whole test process and
         // forwards every call to glibc's.
-        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"]),
+        // Optimised even in a debug build: the tests make noisy frames and compare pixels by the
+        // hundred million, which unoptimised Swift takes half a minute over.
+        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"],
+                    swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerPicturesTests", dependencies: ["StickerPictures", "FrameKit"]),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "StickerPictures", "FrameKit"]),
