@@ -5,6 +5,9 @@ import PackageDescription
 // landmark fit is 2.5x faster with AVX2/FMA). FACERELAY_PORTABLE=1 builds for any x86-64 CPU.
 let portable = Context.environment["FACERELAY_PORTABLE"] == "1"
 let visionFlags = ["-O3", "-I/usr/include/opencv4"] + (portable ? [] : ["-mavx2", "-mfma"])
+// The modules that touch every pixel of every frame are optimised in debug builds too: unoptimised,
+// the tests' debug relays track and draw several times slower than real time, and tests wait on them.
+let perPixel: [SwiftSetting] = [.unsafeFlags(["-O"])]
 
 let package = Package(
     name: "FaceRelay",
@@ -60,9 +63,9 @@ let package = Package(
             ]
         ),
         // Sticker pictures read from files within limits, with their frame delays; SVG checked and drawn.
-        .target(name: "StickerPictures", dependencies: ["CStickerImages", "FrameKit"]),
+        .target(name: "StickerPictures", dependencies: ["CStickerImages", "FrameKit"], swiftSettings: perPixel),
         // Pixel-level frame views and timing, with no C imports: what every stage works on.
-        .target(name: "FrameKit"),
+        .target(name: "FrameKit", swiftSettings: perPixel),
         // A JSON document as a tree: what the sticker loader checks field by field, and what the
         // control protocol reads and writes.
         .target(name: "JSONTree"),
@@ -70,13 +73,13 @@ let package = Package(
         // timing settings. No GStreamer, so that the serve configuration can read them without it.
         .target(name: "StreamPlan"),
         // Tracks, smoothing, head pose and expressions over a landmarker protocol: no C imports.
-        .target(name: "FaceTracking", dependencies: ["FrameKit"]),
+        .target(name: "FaceTracking", dependencies: ["FrameKit"], swiftSettings: perPixel),
         // The dlib/OpenCV landmarker, detector and pose solver behind FaceTracking's protocols.
         .target(name: "FaceVision", dependencies: ["CFaceVision", "FaceTracking", "FrameKit"]),
         // Sticker packages: loading and checking, triggers and timelines, placement on a face. No pixels.
         .target(name: "StickerKit", dependencies: ["FaceTracking", "FrameKit", "JSONTree", "StickerPictures"]),
         // Drawing on YUV frames: sticker blending and the tracking overlay.
-        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit", "StickerPictures"]),
+        .target(name: "Compositor", dependencies: ["FaceTracking", "FrameKit", "StickerKit", "StickerPictures"], swiftSettings: perPixel),
         // The only module that touches GStreamer: pipelines from Pipelines/, appsink/appsrc, bus.
         .target(
             name: "MediaBridge",
@@ -95,7 +98,7 @@ let package = Package(
             ]
         ),
         // The frame stage that tracks faces, draws stickers, swaps them live and reports expressions.
-        .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"]),
+        .target(name: "FaceStage", dependencies: ["FrameKit", "FaceTracking", "Compositor", "StickerKit"], swiftSettings: perPixel),
         // What serve reads from outside (the YAML configuration, control request lines), parsed and
         // checked with no networking: apart from RelayServer so the fuzz targets link it alone, and
         // without GStreamer or dlib.
@@ -177,7 +180,8 @@ let package = Package(
         .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "FaceStage", "Compositor", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession"]),
+        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession"],
+                    swiftSettings: [.unsafeFlags(["-O"])]),
     ],
     cxxLanguageStandard: .cxx17
 )
