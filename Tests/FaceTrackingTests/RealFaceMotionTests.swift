@@ -248,19 +248,17 @@ private final class GatedDetector: FaceDetector {
     private let gate = DispatchSemaphore(value: 0)
     private let calls = Atomic<Int>(0)
     private let waiting = Atomic<Int>(0)
-    /// Held detections begun and not yet through the gate: scanning, or waiting at it.
-    private let inFlight = Atomic<Int>(0)
 
     init() throws { inner = try DlibFaceDetector() }
 
     var detections: Int { calls.load(ordering: .relaxed) }
 
-    /// Lets one late detection finish: the one at the gate, or the one still scanning once it gets
-    /// there (waiting up to 5 s on a busy machine), or, with none begun, the next one to come. Each
-    /// call ends one late detection, however the threads are scheduled.
+    /// Lets the detection waiting at the gate finish, once one is there (waiting up to 5 s for a
+    /// busy machine's detection thread to get there): each call ends one late detection, however
+    /// the threads are scheduled.
     func letOneThrough() {
         let deadline = Date().addingTimeInterval(5)
-        while inFlight.load(ordering: .acquiring) > 0, waiting.load(ordering: .acquiring) == 0, Date() < deadline { usleep(1000) }
+        while waiting.load(ordering: .acquiring) == 0, Date() < deadline { usleep(1000) }
         gate.signal()
     }
 
@@ -268,11 +266,8 @@ private final class GatedDetector: FaceDetector {
     func openForGood() { for _ in 0..<1000 { gate.signal() } }
 
     func detect(_ grey: Plane, levels: PyramidLevels, into boxes: UnsafeMutableBufferPointer<FaceSighting>) throws -> Int {
-        let held = calls.add(1, ordering: .relaxed).newValue > 2
-        if held { inFlight.add(1, ordering: .releasing) }
-        defer { if held { inFlight.subtract(1, ordering: .releasing) } }
         let found = try inner.detect(grey, levels: levels, into: boxes)
-        if held {
+        if calls.add(1, ordering: .relaxed).newValue > 2 {
             waiting.add(1, ordering: .releasing)
             gate.wait()
             waiting.subtract(1, ordering: .releasing)
