@@ -426,6 +426,14 @@ static inline GstFlowReturn fr_appsrc_push(GstElement *src, GstBuffer *buffer) {
 static inline GstFlowReturn fr_appsrc_end_of_stream(GstElement *src) {
     return gst_app_src_end_of_stream(GST_APP_SRC(src));
 }
+/// Runs an element's source pad `offset` nanoseconds behind the timestamps of the buffers it
+/// pushes (a negative pad offset): downstream, a buffer stamped `offset + t` has running time t.
+static inline void fr_element_delay_source(GstElement *element, guint64 offset) {
+    GstPad *pad = gst_element_get_static_pad(element, "src");
+    if (pad == NULL) return;
+    gst_pad_set_offset(pad, -(gint64)offset);
+    gst_object_unref(pad);
+}
 /// Time queued in an appsrc (by its buffers' timestamps): how far an output lags behind.
 static inline guint64 fr_appsrc_queued_time(GstElement *src) {
     return gst_app_src_get_current_level_time(GST_APP_SRC(src));

@@ -14,8 +14,8 @@ public enum StageDecision: Sendable {
 public protocol FrameStage: AnyObject {
     /// Reads the decoded frame (read-only) and says whether it needs to draw on it.
     func analyse(_ frame: VideoFrame) -> StageDecision
-    /// Draws on the frame last passed to `analyse`, writable now: the decoded frame itself when the
-    /// relay holds it alone, else a pooled copy of it.
+    /// Draws on the frame last passed to `analyse`, writable now: a pooled copy of the decoded
+    /// frame, which the ingest's appsink still holds. A frame nothing is drawn on goes out uncopied.
     func draw(on frame: VideoFrame)
     /// Running totals of a stage that tracks faces, readable from any thread; nil for other stages.
     var trackingFigures: TrackingFigures? { get }

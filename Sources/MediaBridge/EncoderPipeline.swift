@@ -6,7 +6,8 @@ import Synchronization
 /// frame's size and rate; it lives as long as the stream, whatever its outputs do.
 ///
 /// A decoded frame is copied into a buffer from a fixed-size pool before the stage draws on it, so
-/// that the steady state allocates nothing per frame.
+/// that the steady state allocates nothing per frame; one sent as decoded needs no copy (see
+/// `EncoderStamps`).
 ///
 /// `@unchecked Sendable` because of its C pointers, all `let`: the pipeline, its appsrc, its
 /// appsink and the buffer pool are GStreamer objects, whose calls used here (state changes, pushes,
@@ -85,6 +86,10 @@ final class EncoderPipeline: @unchecked Sendable {
     func pushVideo(_ buffer: UnsafeMutablePointer<GstBuffer>) -> Bool {
         fr_appsrc_push(videoSource, buffer) == GST_FLOW_OK
     }
+
+    /// Encodes a frame stamped `offset + t` at output time t (see `EncoderStamps`); set before
+    /// the first frame.
+    func delayTimeline(by offset: UInt64) { fr_element_delay_source(videoSource, guint64(offset)) }
 
     func endVideo() { _ = fr_appsrc_end_of_stream(videoSource) }
 

@@ -25,6 +25,9 @@ extension MediaRelay {
         public var threadCPUNanoseconds: [ThreadRole: UInt64] = [:]
         /// Frames the stage drew on.
         public var framesDrawn = 0
+        /// Frames sent as copies from the pool of outgoing frames rather than as decoded: those
+        /// drawn on, and those whose own timestamp is not their place on the output (`EncoderStamps`).
+        public var framesCopied = 0
         /// Decoded frames the relay can hold at once: the ingest's queue and the encoder's input queue.
         public var frameQueueCapacity = 0
         /// Frames the relay can hold at once in its pool of outgoing copies.
@@ -60,6 +63,7 @@ final class RelayCounters: Sendable {
     let timestampsRepaired = Atomic<Int>(0)
     let framesMissedAtStart = Atomic<Int>(0)
     let framesDrawn = Atomic<Int>(0)
+    let framesCopied = Atomic<Int>(0)
     /// Frames relayed as decoded (without stickers) because they could not be copied into the pool.
     let copiesFailed = Atomic<Int>(0)
     let stageCPU = Atomic<UInt64>(0)
@@ -92,6 +96,7 @@ final class RelayCounters: Sendable {
             timestampsRepaired: timestampsRepaired.load(ordering: .relaxed))
         counters.framesMissedAtStart = framesMissedAtStart.load(ordering: .relaxed)
         counters.framesDrawn = framesDrawn.load(ordering: .relaxed)
+        counters.framesCopied = framesCopied.load(ordering: .relaxed)
         counters.frameQueueCapacity = videoQueueCapacity + PipelineLibrary.encoderQueueCapacity
         return counters
     }

@@ -77,6 +77,13 @@ final class VideoPump: @unchecked Sendable {
 
     var trackingFigures: TrackingFigures? { stage.trackingFigures }
 
+    /// The frame thread's timestamps: the output's, never going back, and the encoder's stamps,
+    /// fixed by the first frame sent.
+    private struct OutgoingTimestamps {
+        var output = MonotonicTimestamps()
+        var encoder: EncoderStamps?
+    }
+
     /// Relays frames until the input ends (and is not awaited) or a stop; then ends the encoder's video.
     ///
     /// The ingest hands over its first frames without dropping any (see IngestPipeline): a live
@@ -92,7 +99,7 @@ final class VideoPump: @unchecked Sendable {
         let frames = Frames()
         defer { frames.deallocate() }
         var source: Source?
-        var timestamps = MonotonicTimestamps()
+        var timestamps = OutgoingTimestamps()
         while !control.stopRequested {
             let (ingest, generation) = generations.current
             if source?.generation != generation {
@@ -110,7 +117,7 @@ final class VideoPump: @unchecked Sendable {
     }
 
     /// Relays the next frame of `source`, or sees why none came. False once the stream has ended.
-    private func pullFrame(from source: inout Source, frames: Frames, timestamps: inout MonotonicTimestamps) -> Bool {
+    private func pullFrame(from source: inout Source, frames: Frames, timestamps: inout OutgoingTimestamps) -> Bool {
         if source.catchingUp, let firstFrameAt = source.firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
             stopCatchingUp(&source)
         }
@@ -153,7 +160,7 @@ final class VideoPump: @unchecked Sendable {
 
     /// `resumingInput`: the generation of an input that came back, on its first frame.
     private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, frames: Frames,
-                       resumingInput: Int?, timestamps: inout MonotonicTimestamps) {
+                       resumingInput: Int?, timestamps: inout OutgoingTimestamps) {
         let runningTime = UInt64(fr_sample_running_time(sample))
         guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
@@ -166,17 +173,23 @@ final class VideoPump: @unchecked Sendable {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
         }
-        let pts = timestamps.next(rebased)
+        let pts = timestamps.output.next(rebased)
         if pts != rebased {
             counters.timestampsRepaired.add(1, ordering: .relaxed)
             logger.debug("input video timestamp went backwards; moved forward", metadata: ["by_ms": "\(Double(pts - rebased) / 1e6)"])
         }
+        let decodedPTS = fr_buffer_pts(buffer)
+        let stamps = timestamps.encoder ?? {
+            let first = EncoderStamps(firstDecoded: decodedPTS == GstClockTime.max ? nil : UInt64(decodedPTS), outputTime: pts)
+            encoder.delayTimeline(by: first.offset)
+            timestamps.encoder = first
+            return first
+        }()
         let duration = UInt64(fr_buffer_duration(buffer))
-        guard let outgoing = runStage(on: sample, encoder: encoder, frames: frames, pts: pts, duration: duration) else {
+        guard let outgoing = runStage(on: sample, encoder: encoder, frames: frames, pts: pts, duration: duration, stamps: stamps) else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
         }
-        fr_buffer_set_timing(outgoing, GstClockTime(pts), GstClockTime(duration))
         thumbnails.offer(outgoing, caps: caps)
         timeline.sentVideo(at: pts)
         if encoder.pushVideo(outgoing) {
@@ -207,17 +220,13 @@ final class VideoPump: @unchecked Sendable {
         return (encoder, timeline.current)
     }
 
-    /// The stage reads the frame and may draw; returns the buffer to send (a copy of the decoded
-    /// frame from the encoder's pool, drawn on or not), or nil when the frame cannot be read.
-    ///
-    /// Every frame goes out as a pooled copy, not only the drawn ones: the appsink keeps the
-    /// frame it handed out until the next pull, so the relay never holds a decoded frame alone.
-    /// Retimed without a copy, it would share its memory with the decoder's buffer, which the
-    /// decoder's pool then throws away rather than reuse: a fresh 1.4 MB mapping, faulted in, for
-    /// every 720p frame. Copying into buffers that come back costs less (600 frames file to file:
-    /// 4.15 s of CPU against 4.50, and against 4.00 for gst-launch-1.0's transcode).
+    /// The stage reads the frame and may draw; returns the buffer to send, stamped for the
+    /// encoder, or nil when the frame cannot be read: the decoded frame itself when nothing is
+    /// drawn on it and it carries its stamp already, otherwise a copy of it from the encoder's pool,
+    /// drawn on or not (see `EncoderStamps`). The decoded frame is never drawn on: the appsink
+    /// holds it too, so it is not writable.
     private func runStage(on sample: OpaquePointer, encoder: EncoderPipeline, frames: Frames,
-                          pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
+                          pts: UInt64, duration: UInt64, stamps: EncoderStamps) -> UnsafeMutablePointer<GstBuffer>? {
         guard let decoded = fr_sample_buffer(sample),
               gst_video_frame_map(frames.mapped, encoder.videoInfo, decoded, GST_MAP_READ) != 0 else { return nil }
         defer { gst_video_frame_unmap(frames.mapped) }
@@ -226,9 +235,15 @@ final class VideoPump: @unchecked Sendable {
         stage.noteBacklog(queued: max(0, generations.framesArrived - counters.framesPulled.load(ordering: .relaxed)),
                           capacity: live ? counters.videoQueueCapacity : 0)
         let draws = measuringStage { stage.analyse(videoFrame(frames.mapped, pts: pts, duration: duration)) == .draw }
-        guard let pooled = encoder.acquireFrameBuffer() else { return fr_sample_take_buffer(sample) }
-        return copy(into: pooled, frames: frames, encoder: encoder, drawing: draws, pts: pts, duration: duration)
-            ?? fr_sample_take_buffer(sample)
+        let decodedPTS = fr_buffer_pts(decoded)
+        if !draws, stamps.carries(decoded: decodedPTS == GstClockTime.max ? nil : UInt64(decodedPTS), output: pts) {
+            return fr_buffer_ref(decoded)
+        }
+        let outgoing = encoder.acquireFrameBuffer().flatMap {
+            copy(into: $0, frames: frames, encoder: encoder, drawing: draws, pts: pts, duration: duration)
+        } ?? fr_sample_take_buffer(sample)
+        fr_buffer_set_timing(outgoing, GstClockTime(stamps.stamp(output: pts)), GstClockTime(duration))
+        return outgoing
     }
 
     /// Copies the mapped frame into `pooled` and, when `drawing`, has the stage draw on the copy.
@@ -250,6 +265,7 @@ final class VideoPump: @unchecked Sendable {
             noteCopyFailed()
             return nil
         }
+        counters.framesCopied.add(1, ordering: .relaxed)
         return pooled
     }
 

@@ -5,6 +5,12 @@ import MediaBridge
 import StreamPlan
 import Testing
 
+/// A stage that never draws: every frame passes through.
+private final class PassThroughStage: FrameStage {
+    func analyse(_ frame: VideoFrame) -> StageDecision { .passThrough }
+    func draw(on frame: VideoFrame) {}
+}
+
 /// A stage that asks to draw on every other frame and paints a white square on it.
 private final class SquareStage: FrameStage {
     static let box = (x: 128, y: 320, size: 64)
@@ -47,6 +53,8 @@ private final class SquareStage: FrameStage {
         #expect(stage.analysed == 180 && stage.drawn == 90)
         #expect(!stage.sawNonIncreasingPTS)
         #expect(relay.counters.framesOut == 180)
+        // Only the drawn frames are copied (see the test below).
+        #expect(relay.counters.framesCopied == 90)
 
         let report = try MediaReport(output)
         let reference = try ReferenceReports.report(input)
@@ -63,5 +71,29 @@ private final class SquareStage: FrameStage {
                 #expect(MediaReport.psnr(frame.pixels, reference.frames[index].pixels) > 30)
             }
         }
+    }
+
+    /// Frames nothing is drawn on go to the encoder as decoded, uncopied, whether the input's clock
+    /// starts at 0.067 s (MP4, after two B-frames) or at 1.47 s (MPEG-TS), and come out at the same
+    /// times, in sync. Sent as they are without the encoder's offset (`EncoderStamps`), they came out
+    /// late against the audio: 0.067 s for the MP4, 0.77 s for the TS.
+    @Test(arguments: [("face_720p.mp4", 180), ("face_720p.ts", 360)])
+    func framesNothingIsDrawnOnGoOutUncopiedAtTheirTimes(fixture: String, frames: Int) throws {
+        let directory = try Package.temporaryDirectory("uncopied")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path(fixture)
+        let output = directory + "/relayed.mkv"
+        let relay = try MediaRelay(input: .file(path: input), outputs: [.file(path: output, container: .mkv)], settings: RelaySettings(),
+                                   library: PipelineLibrary(directory: Package.root.appendingPathComponent("Pipelines").path),
+                                   stage: PassThroughStage(), logger: Logger(label: "test"))
+        try relay.run()
+        #expect(relay.counters.framesOut == frames)
+        #expect(relay.counters.framesCopied == 0)
+
+        let report = try MediaReport(output)
+        expectFaithfulRelay(report, of: try ReferenceReports.report(input), expectAudio: true, frameTolerance: 0)
+        #expect(report.frames.compactMap(\.index) == Array(0..<frames))
+        let lateFrames = report.frames.filter { frame in frame.index.map { abs(frame.seconds - Double($0) / 30) > 0.002 } ?? true }
+        #expect(lateFrames.isEmpty, "frames not at index / 30 s: \(lateFrames.prefix(5).map { ($0.index ?? -1, $0.seconds) })")
     }
 }
