@@ -178,15 +178,15 @@ final class VideoPump: @unchecked Sendable {
             counters.timestampsRepaired.add(1, ordering: .relaxed)
             logger.debug("input video timestamp went backwards; moved forward", metadata: ["by_ms": "\(Double(pts - rebased) / 1e6)"])
         }
-        let decodedPTS = fr_buffer_pts(buffer)
+        let decodedPTS = fr_buffer_pts(buffer) == GstClockTime.max ? nil : UInt64(fr_buffer_pts(buffer))
         let stamps = timestamps.encoder ?? {
-            let first = EncoderStamps(firstDecoded: decodedPTS == GstClockTime.max ? nil : UInt64(decodedPTS), outputTime: pts)
+            let first = EncoderStamps(firstDecoded: decodedPTS, outputTime: pts)
             encoder.delayTimeline(by: first.offset)
             timestamps.encoder = first
             return first
         }()
         let duration = UInt64(fr_buffer_duration(buffer))
-        guard let outgoing = runStage(on: sample, encoder: encoder, frames: frames, pts: pts, duration: duration, stamps: stamps) else {
+        guard let outgoing = runStage(on: sample, encoder: encoder, frames: frames, pts: pts, duration: duration, decodedPTS: decodedPTS, stamps: stamps) else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
         }
@@ -226,7 +226,7 @@ final class VideoPump: @unchecked Sendable {
     /// drawn on or not (see `EncoderStamps`). The decoded frame is never drawn on: the appsink
     /// holds it too, so it is not writable.
     private func runStage(on sample: OpaquePointer, encoder: EncoderPipeline, frames: Frames,
-                          pts: UInt64, duration: UInt64, stamps: EncoderStamps) -> UnsafeMutablePointer<GstBuffer>? {
+                          pts: UInt64, duration: UInt64, decodedPTS: UInt64?, stamps: EncoderStamps) -> UnsafeMutablePointer<GstBuffer>? {
         guard let decoded = fr_sample_buffer(sample),
               gst_video_frame_map(frames.mapped, encoder.videoInfo, decoded, GST_MAP_READ) != 0 else { return nil }
         defer { gst_video_frame_unmap(frames.mapped) }
@@ -235,8 +235,7 @@ final class VideoPump: @unchecked Sendable {
         stage.noteBacklog(queued: max(0, generations.framesArrived - counters.framesPulled.load(ordering: .relaxed)),
                           capacity: live ? counters.videoQueueCapacity : 0)
         let draws = measuringStage { stage.analyse(videoFrame(frames.mapped, pts: pts, duration: duration)) == .draw }
-        let decodedPTS = fr_buffer_pts(decoded)
-        if !draws, stamps.carries(decoded: decodedPTS == GstClockTime.max ? nil : UInt64(decodedPTS), output: pts) {
+        if !draws, stamps.carries(decoded: decodedPTS, output: pts) {
             return fr_buffer_ref(decoded)
         }
         let outgoing = encoder.acquireFrameBuffer().flatMap {
@@ -269,8 +268,8 @@ final class VideoPump: @unchecked Sendable {
         return pooled
     }
 
-    /// Runs part of the stage, counting its thread CPU time as the stage's: the copy every frame
-    /// gets, stage or not, counts as the relay's.
+    /// Runs part of the stage, counting its thread CPU time as the stage's: a frame's copy counts
+    /// as the relay's.
     private func measuringStage<Result>(_ work: () -> Result) -> Result {
         let before = threadCPUNanoseconds()
         defer { counters.stageCPU.add(threadCPUNanoseconds() - before, ordering: .relaxed) }
