@@ -594,6 +594,12 @@ static inline GstBuffer *fr_sample_to_jpeg(GstSample *sample, gint width, gint h
 }
 static inline GstSample *fr_sample_new(GstBuffer *buffer, GstCaps *caps) { return gst_sample_new(buffer, caps, NULL, NULL); }
 static inline GstBuffer *fr_buffer_ref(GstBuffer *buffer) { return gst_buffer_ref(buffer); }
+/* Gives `copy` the flags and the metadata of `original` that outlive a copy of its pixels: closed
+ * captions, SEI user data, timecodes, interlacing flags, as an element copying a frame would.
+ * Metadata about the memory itself (strides, offsets) stays `copy`'s own. */
+static inline gboolean fr_buffer_copy_metadata(GstBuffer *copy, GstBuffer *original) {
+    return gst_buffer_copy_into(copy, original, GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_META, 0, -1);
+}
 static inline gsize fr_buffer_extract_all(GstBuffer *buffer, guint8 *destination, gsize size) {
     return gst_buffer_extract(buffer, 0, destination, size);
 }

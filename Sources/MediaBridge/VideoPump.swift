@@ -245,8 +245,9 @@ final class VideoPump: @unchecked Sendable {
         return outgoing
     }
 
-    /// Copies the mapped frame into `pooled` and, when `drawing`, has the stage draw on the copy.
-    /// Nil, `pooled` released, when the copy cannot be made: the frame then goes out as decoded.
+    /// Copies the mapped frame, its pixels and then its metadata, into `pooled` and, when `drawing`,
+    /// has the stage draw on the copy. Nil, `pooled` released, when the copy cannot be made: the
+    /// frame then goes out as decoded.
     private func copy(into pooled: UnsafeMutablePointer<GstBuffer>, frames: Frames, encoder: EncoderPipeline,
                       drawing: Bool, pts: UInt64, duration: UInt64) -> UnsafeMutablePointer<GstBuffer>? {
         guard gst_video_frame_map(frames.drawn, encoder.videoInfo, pooled, GST_MAP_WRITE) != 0 else {
@@ -259,7 +260,10 @@ final class VideoPump: @unchecked Sendable {
             counters.framesDrawn.add(1, ordering: .relaxed)
         }
         gst_video_frame_unmap(frames.drawn)
-        guard copied else {
+        // Once unmapped (a mapped frame holds a reference, so `pooled` is not writable before), the
+        // copy takes the decoded frame's captions and flags: a drawn frame carries what an undrawn
+        // one sent uncopied does.
+        guard copied, fr_buffer_copy_metadata(pooled, frames.mapped.pointee.buffer) != 0 else {
             fr_buffer_unref(pooled)
             noteCopyFailed()
             return nil

@@ -104,6 +104,18 @@ fi
 for late in 1.5 3; do
   [ -s "audio_from_${late}s.flv" ] || { ffmpeg -nostdin -v error -y -i face_720p.flv -itsoffset "$late" -i face_720p.flv -map 0:v -map 1:a -c copy -t 12 "audio_from_${late}s.part.flv" && mv "audio_from_${late}s.part.flv" "audio_from_${late}s.flv"; }
 done
+# Closed captions (CEA-608 in H.264 SEI, as OBS and caption tools embed them): face_720p.mp4's
+# video with "CAPTIONS ON" popped on every second; its first 4 s of frames carry caption data.
+if [ ! -s face_720p_captions.mp4 ]; then
+  for second in 0 1 2 3 4 5; do
+    printf '00:00:%02d:00\t9420 9420 94ae 94ae 9452 9452 97a1 97a1 43c1 d054 494f ced3 204f ce80 942f 942f\n\n' "$second"
+  done | { printf 'Scenario_V1.0\n\n'; cat; } > captions.scc
+  ffmpeg -nostdin -v error -y -i captions.scc -c:s copy captions.mov
+  gst-launch-1.0 -q filesrc location=face_720p.mp4 ! qtdemux ! h264parse ! avdec_h264 ! cccombiner name=combine \
+    ! x264enc speed-preset=veryfast key-int-max=60 ! h264parse ! mp4mux ! filesink location=face_720p_captions.part.mp4 \
+    filesrc location=captions.mov ! qtdemux ! ccconverter ! closedcaption/x-cea-708,format=cc_data ! combine.caption
+  rm captions.scc captions.mov && mv face_720p_captions.part.mp4 face_720p_captions.mp4
+fi
 # H.265 (decodable here), and Dirac (VC-2), which GStreamer here cannot decode, each with AAC audio.
 [ -s face_h265.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 3 -s 640x360 -c:v libx265 -preset ultrafast -x265-params log-level=error -c:a copy face_h265.part.mkv && mv face_h265.part.mkv face_h265.mkv; }
 [ -s face_dirac.mkv ] || { ffmpeg -nostdin -v error -y -i face_720p.mp4 -t 1 -s 320x180 -c:v vc2 -b:v 600k -c:a copy face_dirac.part.mkv && mv face_dirac.part.mkv face_dirac.mkv; }

@@ -96,4 +96,44 @@ private final class SquareStage: FrameStage {
         let lateFrames = report.frames.filter { frame in frame.index.map { abs(frame.seconds - Double($0) / 30) > 0.002 } ?? true }
         #expect(lateFrames.isEmpty, "frames not at index / 30 s: \(lateFrames.prefix(5).map { ($0.index ?? -1, $0.seconds) })")
     }
+
+    /// Closed captions the broadcaster embeds (CEA-608 in H.264 SEI) reach x264 as the decoded
+    /// frame's caption metadata: frames drawn on, which go out as copies, carry them as the frames
+    /// sent uncopied do. Without the copy taking the decoded frame's metadata, the drawn half of the
+    /// captioned frames lost their captions.
+    @Test func captionsGoOutOnDrawnFramesAndOnTheRest() throws {
+        let directory = try Package.temporaryDirectory("captions")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p_captions.mp4")
+        let output = directory + "/captioned.mkv"
+        let stage = SquareStage()
+        let relay = try MediaRelay(input: .file(path: input), outputs: [.file(path: output, container: .mkv)], settings: RelaySettings(),
+                                   library: PipelineLibrary(directory: Package.root.appendingPathComponent("Pipelines").path),
+                                   stage: stage, logger: Logger(label: "test"))
+        try relay.run()
+        #expect(stage.drawn == 90 && relay.counters.framesCopied == 90)
+
+        let captioned = try Self.captionedFrames(input)
+        #expect(captioned.contains(1) && captioned.contains(2), "the fixture should caption frames drawn on and not: \(captioned)")
+        #expect(try Self.captionedFrames(output) == captioned)
+    }
+
+    /// The indices (time x 30 from the first frame) of a file's video frames that carry caption data.
+    static func captionedFrames(_ path: String) throws -> [Int] {
+        struct Probe: Decodable {
+            struct Frame: Decodable {
+                struct SideData: Decodable { let side_data_type: String? }
+                let pts_time: String
+                let side_data_list: [SideData]?
+            }
+            let frames: [Frame]
+        }
+        let probe = try JSONDecoder().decode(Probe.self, from: run("/usr/bin/ffprobe", [
+            "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time:frame_side_data=side_data_type", "-of", "json", path]))
+        let times = probe.frames.compactMap { Double($0.pts_time) }
+        guard let first = times.min() else { return [] }
+        return probe.frames.filter { frame in
+            frame.side_data_list?.contains { $0.side_data_type?.contains("Closed Captions") == true } == true
+        }.compactMap { Double($0.pts_time) }.map { Int((($0 - first) * 30).rounded()) }.sorted()
+    }
 }
