@@ -145,7 +145,8 @@ let package = Package(
         .executableTarget(
             name: "facerelay-bench",
             dependencies: [
-                "CAllocationCounter", "Compositor", "StickerKit", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge",
+                "CAllocationCounter", "CDlibReference", "CFaceVision", "Compositor", "StickerKit", "FaceTracking", "FaceVision", "FrameKit",
+                "MediaBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,7 +1,7 @@
 // Face detection: dlib's frontal HOG detector over a frame's image pyramid (fv_detect), and on one
 // upright patch around a box (fv_locate_face), on buffers kept between calls.
 #include "face_vision.h"
-#include "fhog_reusing.h"
+#include "hog_features.h"
 #include "kept_memory.h"
 #include "pruned_filters.h"
 #include "shim_support.h"
@@ -52,8 +52,8 @@ double boxSide(dlib::frontal_face_detector &singleLevel) {
 // largest seen (kept_memory.h).
 struct fv_patch_scan {
     dlib::array<fv::kept_plane> hog;
-    fv::kept_histograms hist;
-    fv::kept_plane norm, saliency, scratch;
+    fv::hog_workspace features;
+    fv::kept_plane saliency, scratch;
 };
 
 // What fv_detect scans a frame with, kept between scans: the image of the level being scanned and
@@ -180,11 +180,9 @@ void scanPyramid(const dlib::frontal_face_detector &detector, const std::vector<
         if (level > 1) down(above, here);
         if (level < firstLevel) continue;
         if (level == 0) {
-            dlib::impl_fhog::extract_fhog_features_reusing(image, at.hog, at.hist, at.norm, cell, static_cast<int>(windowHeight),
-                                                           static_cast<int>(windowWidth));
+            fv::extract_hog_features(image, at.hog, at.features, cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
         } else {
-            dlib::impl_fhog::extract_fhog_features_reusing(here, at.hog, at.hist, at.norm, cell, static_cast<int>(windowHeight),
-                                                           static_cast<int>(windowWidth));
+            fv::extract_hog_features(here, at.hog, at.features, cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
         }
         if (at.hog.size() == 0) break;  // a level too small for the features, and every level after it
         // Each weight vector's detect (impl::detect_from_fhog_pyramid) on this level.
@@ -307,8 +305,7 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         const int cell = static_cast<int>(scanner.get_cell_size());
         const long windowWidth = static_cast<long>(scanner.get_fhog_window_width());
         const long windowHeight = static_cast<long>(scanner.get_fhog_window_height());
-        dlib::impl_fhog::extract_fhog_features_reusing(dlib::cv_image<unsigned char>(patch), scan.hog, scan.hist, scan.norm,
-                                                       cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
+        fv::extract_hog_features(dlib::cv_image<unsigned char>(patch), scan.hog, scan.features, cell, static_cast<int>(windowHeight), static_cast<int>(windowWidth));
         *score = floor;
         *found = box;
         if (scan.hog.size() == 0) return 0;  // a patch too small for one window
@@ -338,6 +335,31 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         return 0;
     } catch (const std::exception &e) {
         report(error, std::string("face search failed: ") + e.what());
+        return -1;
+    }
+}
+
+long fv_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity,
+                     int *rows, int *columns, char **error) {
+    try {
+        dlib::array<fv::kept_plane> planes;
+        fv::hog_workspace workspace;
+        fv::extract_hog_features(view(grey, width, height, stride), planes, workspace, 8, 1, 1);
+        *rows = planes.size() > 0 ? static_cast<int>(planes[0].nr()) : 0;
+        *columns = planes.size() > 0 ? static_cast<int>(planes[0].nc()) : 0;
+        const long count = static_cast<long>(planes.size()) * *rows * *columns;
+        if (count > capacity) {
+            report(error, "the HOG features of a " + std::to_string(width) + "x" + std::to_string(height) + " image need " +
+                              std::to_string(count) + " floats, " + std::to_string(capacity) + " given");
+            return -1;
+        }
+        float *out = features;
+        for (const auto &plane : planes) {
+            for (long r = 0; r < plane.nr(); ++r) out = std::copy(&plane[r][0], &plane[r][0] + plane.nc(), out);
+        }
+        return count;
+    } catch (const std::exception &e) {
+        report(error, std::string("HOG features failed: ") + e.what());
         return -1;
     }
 }

@@ -97,4 +97,27 @@ int dr_warp_affine(const uint8_t *grey, int width, int height, int stride, const
     }
 }
 
+long dr_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity, int *rows,
+                     int *columns, char **error) {
+    try {
+        dlib::array<dlib::array2d<float>> planes;
+        dlib::extract_fhog_features(view(grey, width, height, stride), planes, 8);
+        *rows = planes.size() > 0 ? static_cast<int>(planes[0].nr()) : 0;
+        *columns = planes.size() > 0 ? static_cast<int>(planes[0].nc()) : 0;
+        const long count = static_cast<long>(planes.size()) * *rows * *columns;
+        if (count > capacity) {
+            report(error, "dlib's HOG features need " + std::to_string(count) + " floats");
+            return -1;
+        }
+        float *out = features;
+        for (const auto &plane : planes) {
+            for (long r = 0; r < plane.nr(); ++r) out = std::copy(&plane[r][0], &plane[r][0] + plane.nc(), out);
+        }
+        return count;
+    } catch (const std::exception &e) {
+        report(error, std::string("dlib::extract_fhog_features failed: ") + e.what());
+        return -1;
+    }
+}
+
 void dr_free_error(char *error) { free(error); }

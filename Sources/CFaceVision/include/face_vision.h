@@ -101,6 +101,12 @@ int fv_downscale(const uint8_t *source, int width, int height, int stride,
 int fv_warp_patch(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch,
                   int side, char **error);
 
+/// The HOG features the detector scans, of the whole image: dlib's 31 planes of 8x8-pixel cells,
+/// plane after plane into `features`, each `*rows` x `*columns`. Returns how many floats it wrote,
+/// or -1 when `capacity` is too small (`*rows` and `*columns` still say what it needs) or on error.
+long fv_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity,
+                     int *rows, int *columns, char **error);
+
 /// 1 when this build uses AVX2/FMA code paths, 0 for the portable build.
 int fv_optimised_for_avx2(void);
 void fv_free_error(char *error);
