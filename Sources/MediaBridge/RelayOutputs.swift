@@ -5,14 +5,15 @@ import Synchronization
 
 /// The encoder and the outputs of one stream: built from the first frame, the encoder once, each
 /// output again after its failure. The frame thread pushes to the encoder; the packet thread
-/// (`relayEncodedPackets`) hands each encoded frame to every output that is up, and the audio
-/// thread each audio packet. A live stream never waits for an output: one that falls more than
-/// `maximumBacklog` behind is skipped to the next keyframe, and what it misses is counted.
+/// (`relayEncodedPackets`, RelayOutputs+Packets.swift) hands each encoded frame to every output
+/// that is up, and the audio thread each audio packet. A live stream never waits for an output:
+/// one that falls more than `maximumBacklog` behind is skipped to the next keyframe, and what it
+/// misses is counted.
 final class RelayOutputs: Sendable {
     /// How far behind an output of a live stream may fall before it skips to the next keyframe.
     static let maximumBacklog: UInt64 = 2_000_000_000
 
-    private struct State {
+    struct State {
         var encoder: EncoderPipeline?
         /// The raw caps the encoder was built for, with a reference of its own.
         var rawCaps: CapsPointer?
@@ -34,16 +35,16 @@ final class RelayOutputs: Sendable {
         var closing: [OutputPipeline] = []
     }
 
-    private let state: Mutex<State>
-    private let changes: ChangeSignal
+    let state: Mutex<State>
+    let changes: ChangeSignal
     private let input: InputEndpoint
     private let settings: RelaySettings
     private let library: PipelineLibrary
     private let threadTag: ThreadTag
-    private let live: Bool
+    let live: Bool
     private let encoderFiles: [String]
     /// Whether any output records in segments (a keyframe then checks whether one is due).
-    private let hasRecordings = Atomic<Bool>(false)
+    let hasRecordings = Atomic<Bool>(false)
 
     init(input: InputEndpoint, outputs: [OutputEndpoint], settings: RelaySettings, library: PipelineLibrary,
          threadTag: ThreadTag, changes: ChangeSignal) throws(MediaError) {
@@ -196,7 +197,7 @@ final class RelayOutputs: Sendable {
     /// on in a new file from it: the old one gets end-of-stream and is finalised while the new one
     /// fills, and the oldest files go past the recording's disk limit. A segment that cannot be
     /// started keeps the current one going, tried again at the next keyframe.
-    private func rotateRecordings(at pts: UInt64) {
+    func rotateRecordings(at pts: UInt64) {
         let due = state.withLock { state in
             state.slots.indices.compactMap { index in state.slots[index].segmentDue(at: pts).map { (index, $0) } }
         }
@@ -311,103 +312,6 @@ final class RelayOutputs: Sendable {
         for output in outputs { output.stop() }
         if let encoder { fr_set_state(encoder.pipeline, GST_STATE_NULL) }
     }
-
-    // MARK: the packet thread
-
-    /// The packet thread's work: waits for the encoder, then hands each encoded frame to every
-    /// output until the encoder's end of stream (or its stop); then ends every output's video.
-    func relayEncodedPackets(control: RelayControl) {
-        _ = changes.wait(until: nil) { encoder != nil || control.videoFinished }
-        guard let encoder else { return }
-        var targets: [OutputPipeline] = []
-        targets.reserveCapacity(16)
-        while let sample = encoder.nextEncoded() {
-            if fr_sample_buffer(sample) != nil, let caps = fr_sample_caps(sample), let buffer = fr_sample_take_buffer_in_running_time(sample) {
-                send(video: buffer, caps: caps, targets: &targets)
-                fr_buffer_unref(buffer)
-            }
-            fr_sample_unref(sample)
-        }
-        let outputs = state.withLock { state in
-            state.videoEnded = true
-            return state.slots.indices.compactMap { index in
-                state.slots[index].videoEnded = true
-                return state.slots[index].pipeline
-            }
-        }
-        for output in outputs { output.endVideo() }
-    }
-
-    /// One encoded frame to every output that takes it. The pushes happen outside the lock: a
-    /// file output relayed as fast as possible blocks while it is full, and the audio thread must
-    /// still reach the others.
-    private func send(video buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>, targets: inout [OutputPipeline]) {
-        let keyframe = fr_buffer_is_keyframe(buffer) != 0
-        let size = Int(fr_buffer_size(buffer))
-        let pts = UInt64(fr_buffer_pts(buffer))
-        if keyframe, hasRecordings.load(ordering: .relaxed) { rotateRecordings(at: pts) }
-        targets.removeAll(keepingCapacity: true)
-        state.withLock { state in
-            if state.videoCaps?.pointer.pointer != caps, state.videoCaps.map({ gst_caps_is_equal($0.pointer.pointer, caps) == 0 }) ?? true {
-                Self.replace(&state.videoCaps, with: caps)
-            }
-            for index in state.slots.indices {
-                if let output = state.slots[index].takeVideo(keyframe: keyframe, pts: pts, size: size, caps: state.videoCaps, live: live,
-                                                             maximumBacklog: Self.maximumBacklog) {
-                    targets.append(output)
-                }
-            }
-        }
-        for output in targets { _ = output.pushVideo(fr_buffer_ref(buffer)) }
-    }
-
-    /// `caps`, with a reference of its own, in place of `current` (its reference released), one
-    /// version on: every output gets them before its next packet.
-    private static func replace(_ current: inout (pointer: CapsPointer, version: Int)?, with caps: UnsafeMutablePointer<GstCaps>) {
-        if let old = current { gst_caps_unref(old.pointer.pointer) }
-        gst_caps_ref(caps)
-        current = (CapsPointer(pointer: caps), (current?.version ?? 0) + 1)
-    }
-
-    // MARK: the audio thread
-
-    /// One AAC packet (owned) to every output that is up. `generation`: the input
-    /// generation it came from, whose caps it carries. False when no output took it.
-    @discardableResult
-    func send(audio buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>, generation: Int,
-              targets: inout [OutputPipeline]) -> Bool {
-        let size = Int(fr_buffer_size(buffer))
-        targets.removeAll(keepingCapacity: true)
-        state.withLock { state in
-            guard state.info?.hasAudio == true, !state.audioStopped else { return }
-            if state.audioCaps == nil || state.audioCapsGeneration != generation {
-                Self.replace(&state.audioCaps, with: caps)
-                state.audioCapsGeneration = generation
-            }
-            for index in state.slots.indices {
-                if let output = state.slots[index].takeAudio(size: size, caps: state.audioCaps) { targets.append(output) }
-            }
-        }
-        for output in targets { _ = output.pushAudio(fr_buffer_ref(buffer)) }
-        fr_buffer_unref(buffer)
-        return !targets.isEmpty
-    }
-
-    /// The input's audio stopped while its video goes on (or the audio pump is done): every output
-    /// ends its audio, so that no muxer waits for it, and an output built later starts without.
-    func endAudio(stopped: Bool) {
-        let outputs = state.withLock { state in
-            if stopped { state.audioStopped = true } else { state.audioFinished = true }
-            return state.slots.indices.compactMap { index -> OutputPipeline? in
-                guard !state.slots[index].audioEnded, let pipeline = state.slots[index].pipeline else { return nil }
-                state.slots[index].audioEnded = true
-                return pipeline
-            }
-        }
-        for output in outputs { output.endAudio() }
-    }
-
-    var audioStopped: Bool { state.withLock { $0.audioStopped } }
 
     // MARK: descriptions
 
