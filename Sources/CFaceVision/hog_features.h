@@ -1,6 +1,6 @@
 // HOG features of an 8-bit grey image, as dlib's extract_fhog_features computes them
 // (impl_extract_fhog_features in dlib/image_transforms/fhog.h, dlib 19.24, Boost Software License
-// 1.0; the notice of the code it derives from is kept below), in a third of dlib's time and with no
+// 1.0; the notice of the code it derives from is kept below), 2.3-3.3x faster than dlib's and with no
 // allocation once the workspace is sized. The normalisation into the 31 features is dlib's code,
 // unchanged; the orientation histograms that feed it are built differently, with the same values:
 // - A pixel's orientation is a table lookup. dlib snaps each gradient to the nearest of 18
@@ -10,8 +10,8 @@
 // - A pixel row's votes are spread across cells first (one row of cells, in cache), then added
 //   into the two cell rows above and below it with the row's weights: two scattered additions a
 //   pixel instead of four into the whole histogram.
-// The two orders of adding round differently, by about 1e-7 of a feature (HogFeaturesTests
-// compares every feature with dlib's on real photos).
+// The two orders of adding round differently, by about 1e-7 of a feature (DlibReferenceTests
+// .theHOGFeaturesAreDlibs compares every feature with dlib's on real photos).
 #ifndef FV_HOG_FEATURES_H
 #define FV_HOG_FEATURES_H
 

@@ -105,7 +105,7 @@ for late in 1.5 3; do
   [ -s "audio_from_${late}s.flv" ] || { ffmpeg -nostdin -v error -y -i face_720p.flv -itsoffset "$late" -i face_720p.flv -map 0:v -map 1:a -c copy -t 12 "audio_from_${late}s.part.flv" && mv "audio_from_${late}s.part.flv" "audio_from_${late}s.flv"; }
 done
 # Closed captions (CEA-608 in H.264 SEI, as OBS and caption tools embed them): face_720p.mp4's
-# video with "CAPTIONS ON" popped on every second; its first 4 s of frames carry caption data.
+# video with "CAPTIONS ON" popped on every second; most of its frames carry caption data.
 if [ ! -s face_720p_captions.mp4 ]; then
   for second in 0 1 2 3 4 5; do
     printf '00:00:%02d:00\t9420 9420 94ae 94ae 9452 9452 97a1 97a1 43c1 d054 494f ced3 204f ce80 942f 942f\n\n' "$second"
