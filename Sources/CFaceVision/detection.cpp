@@ -312,10 +312,17 @@ int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int he
         const long boxWidth = windowWidth - 2 * static_cast<long>(scanner.get_padding());
         const long boxHeight = windowHeight - 2 * static_cast<long>(scanner.get_padding());
         const dlib::default_fhog_feature_extractor &features = scanner.get_feature_extractor();
+        // Only a window above the best so far can be the best, so each detector's filters need be
+        // exact only there (pruned_filters.h); the floor is raised no further than the scores its
+        // margin was measured on.
+        const std::vector<fv_pruned_filters> &pruned = frontalFaceFilters();
         for (unsigned long d = 0; d < detector->singleLevel.num_detectors(); ++d) {
             const auto &weights = detector->singleLevel.get_processed_w(d);
             const double threshold = weights.w(scanner.get_num_dimensions());
-            const dlib::rectangle area = filterPatch(weights.get_detect_argument(), scan);
+            const double best = threshold + std::min(*score, fv_pruned_filters::kHighestFloor);
+            const dlib::rectangle area = detector->pruneFilters
+                ? pruned[d].apply(weights.get_detect_argument(), scan.hog, best, scan.saliency, scan.scratch, detector->pyramid.wholeSums)
+                : filterPatch(weights.get_detect_argument(), scan);
             for (long r = area.top(); r <= area.bottom(); ++r) {
                 for (long col = area.left(); col <= area.right(); ++col) {
                     const double confidence = scan.saliency[r][col] - threshold;

@@ -29,6 +29,8 @@ struct fv_pruned_filters {
     static constexpr size_t kFirstFilters = 30;
     static constexpr double kMargin = 2.5;
     static constexpr double kMostWhole = 0.15;
+    // The highest floor above the threshold the margin holds for: the scores it was measured on.
+    static constexpr double kHighestFloor = 3;
 
     struct separable { unsigned long plane, rank; };
     std::vector<separable> first, rest;
@@ -68,6 +70,20 @@ struct fv_pruned_filters {
             return dlib::float_spatially_filter_image_separable(hog[f.plane], saliency, w.row_filters[f.plane][f.rank],
                                                                 w.col_filters[f.plane][f.rank], scratch, add);
         };
+        // On a small image (a check of a fit's patch holds 3x3 to 13x13 windows), summing the whole
+        // filter at every window costs less than running even the first filters over the image.
+        const long rows = hog.size() > 0 ? hog[0].nr() : 0, columns = hog.size() > 0 ? hog[0].nc() : 0;
+        const dlib::rectangle windows(kernelColumns / 2, kernelRows / 2, columns - (kernelColumns - 1) / 2 - 1, rows - (kernelRows - 1) / 2 - 1);
+        const double wholeCost = static_cast<double>(windows.area()) * kernelRows * kernelColumns * hog.size();
+        const double firstCost = static_cast<double>(first.size()) * rows * columns * (kernelRows + kernelColumns);
+        if (!windows.is_empty() && wholeCost <= firstCost) {
+            saliency.set_size(rows, columns);
+            dlib::assign_all_pixels(saliency, 0);
+            for (long r = windows.top(); r <= windows.bottom(); ++r) {
+                for (long c = windows.left(); c <= windows.right(); ++c) saliency[r][c] = wholeSum(hog, dlib::point(c, r));
+            }
+            return windows;
+        }
         dlib::rectangle area;
         for (size_t i = 0; i < first.size(); ++i) area = run(first[i], i > 0);
         if (first.empty() || area.is_empty()) return area;
@@ -82,24 +98,26 @@ struct fv_pruned_filters {
             for (const separable &f : rest) run(f, true);
             return area;
         }
-        // Products summed column by column first (a sum per kernel column, which vectorises), then
-        // across the columns.
+        for (const dlib::point &p : candidates) saliency[p.y()][p.x()] = wholeSum(hog, p);
+        return area;
+    }
+
+    // The whole filter's score of the window centred on `p`: products summed column by column
+    // first (a sum per kernel column, which vectorises), then across the columns.
+    template <typename Planes> float wholeSum(const Planes &hog, dlib::point p) const {
         constexpr long kWidest = 16;
         if (kernelColumns > kWidest) throw std::logic_error("filters wider than 16 cells");
-        for (const dlib::point &p : candidates) {
-            float columns[kWidest] = {};
-            const long top = p.y() - kernelRows / 2, left = p.x() - kernelColumns / 2;
-            const float *kernel = whole.data();
-            for (unsigned long plane = 0; plane < hog.size(); ++plane) {
-                for (long y = 0; y < kernelRows; ++y, kernel += kernelColumns) {
-                    const float *row = &hog[plane][top + y][left];
-                    for (long x = 0; x < kernelColumns; ++x) columns[x] += kernel[x] * row[x];
-                }
+        float columns[kWidest] = {};
+        const long top = p.y() - kernelRows / 2, left = p.x() - kernelColumns / 2;
+        const float *kernel = whole.data();
+        for (unsigned long plane = 0; plane < hog.size(); ++plane) {
+            for (long y = 0; y < kernelRows; ++y, kernel += kernelColumns) {
+                const float *row = &hog[plane][top + y][left];
+                for (long x = 0; x < kernelColumns; ++x) columns[x] += kernel[x] * row[x];
             }
-            float sum = 0;
-            for (long x = 0; x < kernelColumns; ++x) sum += columns[x];
-            saliency[p.y()][p.x()] = sum;
         }
-        return area;
+        float sum = 0;
+        for (long x = 0; x < kernelColumns; ++x) sum += columns[x];
+        return sum;
     }
 };

@@ -100,6 +100,42 @@ import Testing
         #expect(patches >= 50)
     }
 
+    /// The check of a fit (fv_locate_face) finds the window summing every filter over its patch, as
+    /// dlib does, finds, with its score: where it sums whole filters at every window of a small patch,
+    /// and where, on a larger one, it sums them only where the largest filters leave a window near
+    /// the best score so far. Around every face dlib finds and away from it, turned, shifted, too
+    /// small and too large, searched near and far: a window lost by either shortcut changes a box or
+    /// a score here.
+    @Test func theCheckOfAFitFindsWhatTheWholeFiltersFind() throws {
+        let corpus = try FaceCorpus.shared.get()
+        var error: UnsafeMutablePointer<CChar>?
+        let pruned = try #require(fv_detector_create(&error)), whole = try #require(fv_detector_create(&error))
+        defer { fv_detector_destroy(pruned); fv_detector_destroy(whole) }
+        fv_detector_prune_filters(whole, 0)
+        var (compared, faces) = (0, 0)
+        for photo in corpus.photos {
+            for face in try photo.stockDetections() {
+                for (dx, dy, scale, angle): (Float, Float, Float, Float) in [(0, 0, 1, 0), (0.15, -0.1, 1, 0.2), (-0.3, 0.2, 5 / 6, -0.1), (0.05, 0.3, 6 / 5, 0), (0, 0, 0.6, 0), (1.5, 0, 1, 0)] {
+                    let side = Float(face.width) * scale
+                    let box = fv_box(x: Float(face.x) + (Float(face.width) - side) / 2 + dx * Float(face.width),
+                                     y: Float(face.y) + (Float(face.height) - side) / 2 + dy * Float(face.height), width: side, height: side)
+                    for reach: Float in [0, 0.25, 0.5] {
+                        var (ours, theirs) = (fv_box(), fv_box())
+                        var (ourScore, theirScore) = (0.0, 0.0)
+                        #expect(fv_locate_face(pruned, photo.pixels, photo.width, photo.height, photo.width, box, angle, reach, &ours, &ourScore, &error) == 0)
+                        #expect(fv_locate_face(whole, photo.pixels, photo.width, photo.height, photo.width, box, angle, reach, &theirs, &theirScore, &error) == 0)
+                        let sameBox = abs(ours.x - theirs.x) < 0.01 && abs(ours.y - theirs.y) < 0.01 && abs(ours.width - theirs.width) < 0.01
+                        #expect(sameBox && abs(ourScore - theirScore) < 1e-4,
+                                "\(photo.name), face at \(face.x),\(face.y) moved \(dx),\(dy), scale \(scale), angle \(angle), reach \(reach): \(ours) \(ourScore), every filter \(theirs) \(theirScore)")
+                        compared += 1
+                        if theirScore > 0 { faces += 1 }
+                    }
+                }
+            }
+        }
+        #expect(compared >= 250 && faces >= compared / 4, "\(compared) checks compared, \(faces) of them on a face")
+    }
+
     /// On every photo, the tracker shows every face of 80 px or more dlib's stock detector finds at
     /// full resolution, on the first frame, and no face where dlib finds none; its landmarks are
     /// within 4 % of the outer-eye distance of dlib's own shape predictor on dlib's box (mean over the

@@ -47,13 +47,11 @@ void fv_detector_destroy(fv_detector *detector);
 /// scan allocates nothing unless it finds more windows than before.
 int fv_detect(fv_detector *detector, const uint8_t *grey, int width, int height, int stride, double minimum_score,
               int first_level, int level_count, fv_box *boxes, double *scores, int capacity, char **error);
-/// Whether fv_detect sums a window's whole filters only where its largest ones leave it near the
-/// floor (pruned_filters.h; the default, 1) or everywhere, as dlib does (0): what they find is
-/// compared in the tests.
+/// Whether fv_detect and fv_locate_face sum a window's whole filters only where its largest ones
+/// leave it near the floor, or on a small image at every window (pruned_filters.h; the default, 1),
+/// or run every filter over the image, as dlib does (0): what they find is compared in the tests.
 void fv_detector_prune_filters(fv_detector *detector, int prune);
 
-/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 18 MB.
-/// Never written after this call returns: one model serves every fitter of the process.
 /// Looks for a face of the size of `box` (turned by `angle`, as in fv_fit_landmarks) within `reach`
 /// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
 /// window there, as a box of the same kind, to `found`, and its score in fv_detect's units (0 is the
@@ -63,6 +61,8 @@ void fv_detector_prune_filters(fv_detector *detector, int prune);
 int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
                    fv_box box, float angle, float reach, fv_box *found, double *score, char **error);
 
+/// dlib's 68-point shape predictor loaded from `model_path` (iBUG 300-W point order), about 18 MB.
+/// Never written after this call returns: one model serves every fitter of the process.
 fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error);
 /// Call only once every fitter made from the model is destroyed.
 void fv_landmark_model_destroy(fv_landmark_model *model);
