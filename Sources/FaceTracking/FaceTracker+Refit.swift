@@ -7,6 +7,7 @@ extension FaceTracker {
     func lose(_ face: inout TrackedFace) -> Bool {
         guard let life = face.life.fitMissed(holdFrames: settings.holdFrames) else { return false }
         face.life = life
+        face.preferredSide = nil
         return true
     }
 
@@ -44,26 +45,24 @@ extension FaceTracker {
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
         // A size the last check preferred to the fit's is checked again at once.
-        let sizeInDoubt = face.preferredScale != nil
+        let sizeInDoubt = face.preferredSide != nil
         let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due || sizeInDoubt)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
         } else if let check = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
                                      scales: drifted || sizeChanged || sizeInDoubt) {
-            face.confidence = Self.confidence(check.best.score)
             // The fit takes another size only when two checks in a row score that size above its own.
             // Where the face's size lies between two pyramid steps, either can score higher on one
-            // frame: on grace_hopper's `turn`, at a roll of 45-50 degrees, the window 6/5 the fit's size
-            // won one check by 0.13, having lost the one before; taking that win resized the fit by a fifth
-            // and showed the face 13 % of the eye distance off on the next frame.
-            var sighting = check.sameSize
-            if let other = check.otherSize, other.scale == face.preferredScale {
-                sighting = other.sighting
-                face.preferredScale = nil
-            } else {
-                face.preferredScale = check.otherSize?.scale
-            }
+            // frame: on grace_hopper's `turn`, at a roll of 45-50 degrees, the window 6/5 the fit's
+            // size won one check by 0.13, having lost the one before, and a fit resized from it was
+            // shown 13 % of the eye distance off on the next frame.
+            let resized = check.prefersSize(about: face.preferredSide)
+            let sighting = resized ? check.best : check.sameSize
+            face.preferredSide = resized ? nil : check.otherSize?.box.width
+            // A shown face is there if any size scores as a face; one not shown yet is shown on the
+            // score of the size it is fitted at.
+            face.confidence = Self.confidence(face.isShown ? check.best.score : sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
             let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
@@ -78,9 +77,11 @@ extension FaceTracker {
                 // Scored again where the face is, not from the edge of the search.
                 face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
             }
-            if drifted { face.sizeCheckedSide = region.box.width }
+            // The size the detector settled on, not one it still doubts.
+            if (drifted || resized) && face.preferredSide == nil { face.sizeCheckedSide = region.box.width }
         } else {
             face.confidence = 0
+            face.preferredSide = nil
         }
         guard Self.plausible(raw, after: lostFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
             return lose(&face)

@@ -6,8 +6,8 @@ import Testing
 
 /// How the detector's check of a fit's size changes it. The fake fit takes the size of the box it
 /// starts from, as dlib's shape predictor nearly does (so only the checks set the fit's size), and
-/// the fake detector scores a window by how far its size is from the face's, in pyramid steps.
-@Suite struct SizeCheckTests {
+/// the fake check scores a window by how far its size is from the face's, in pyramid steps.
+@Suite final class SizeCheckTests {
     /// One face, 100 px (eye distance 90), in the middle of a 1280x720 frame.
     let scene = Scene()
     let sizing: SizingLandmarker
@@ -17,6 +17,8 @@ import Testing
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         sizing = SizingLandmarker(scene)
     }
+
+    deinit { pixels.deallocate() }
 
     /// Every check looks at the sizes a pyramid step either way (a negative `sizeDrift`), so that
     /// what is tested is what a check makes of them; detection runs on the first frame only.
@@ -64,9 +66,11 @@ import Testing
         #expect(before.allSatisfy { abs($0 - 1) < 0.01 }, "\(before)")
         let after = sizes(tracker, frames: 10..<20) { frame in if frame == 10 { scene.faces[0].size *= 6 / 5 } }
         // The fit keeps 100 px, 5/6 of the face's size, until a check looks.
-        let resized = after.firstIndex { abs($0 - 1) < 0.01 }
-        #expect(resized != nil && resized! <= tracker.settings.checkInterval, "the fit's size over the face's from frame 10: \(after)")
-        #expect(after[(resized ?? 0)...].allSatisfy { abs($0 - 1) < 0.01 }, "\(after)")
+        let firstCheck = sizing.checkedFrames.first { $0 >= 10 }
+        let resized = after.firstIndex { abs($0 - 1) < 0.01 }.map { $0 + 10 }
+        #expect(firstCheck != nil && resized == firstCheck! + 1,
+                "first checked on frame \(firstCheck ?? -1), resized on \(resized ?? -1); the fit's size over the face's from frame 10: \(after)")
+        #expect(after[((resized ?? 10) - 10)...].allSatisfy { abs($0 - 1) < 0.01 }, "\(after)")
     }
 }
 
@@ -78,6 +82,8 @@ final class SizingLandmarker: FaceLandmarker {
     var frame = 0
     var largerWins: Set<Int> = []
     private(set) var largerLooks = 0
+    /// Frames on which the fit was checked, in order.
+    private(set) var checkedFrames: [Int] = []
 
     init(_ scene: Scene) { self.scene = scene }
 
@@ -93,6 +99,7 @@ final class SizingLandmarker: FaceLandmarker {
     static func side(_ box: FaceBox) -> Float { (box.width * box.height).squareRoot() }
 
     func locateFace(_ grey: Plane, around box: FaceBox, angle: Float, reach: Float) throws -> FaceSighting {
+        if checkedFrames.last != frame { checkedFrames.append(frame) }
         let own = Scene.box(scene.faces[0].landmarks)
         let centre = own.centre
         let window = FaceBox(x: centre.x - box.width / 2, y: centre.y - box.height / 2, width: box.width, height: box.height)
