@@ -7,7 +7,6 @@ extension FaceTracker {
     func lose(_ face: inout TrackedFace) -> Bool {
         guard let life = face.life.fitMissed(holdFrames: settings.holdFrames) else { return false }
         face.life = life
-        face.preferredSide = nil
         return true
     }
 
@@ -24,13 +23,13 @@ extension FaceTracker {
         // few frames, and at once where the fit did not land where expected (`FitNoise`), the face
         // is at the frame's edge or held. Where it sees the face away from the fit, the fit did not
         // follow the face (a jump, a turn of direction): it is fitted again from the detector's box,
-        // and the jump is not taken for a speed. A check of a fit whose size drifted from the last
-        // size the detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each
-        // frame's fit starts from a box drawn around the last, so nothing but the detector tells when
-        // the fit's size has crept away from the face's (on small faces under sensor noise the fit can
-        // grow a tenth a frame), and the detector's size is then taken, once two checks in a row
-        // agree on it. So does the check of a fit that changed size since the last frame: a face
-        // coming in at an edge is first boxed on what is in view of it (row `leave_left`).
+        // and the jump is not taken for a speed. A check of a fit whose size drifted from the last size the
+        // detector scored (`sizeDrift`) also looks a pyramid step smaller and larger: each frame's
+        // fit starts from a box drawn around the last, so nothing but the detector tells when the
+        // fit's size has crept away from the face's (on small faces under sensor noise the fit can
+        // grow a tenth a frame), and the detector's size is then taken. So does the check of a fit
+        // that changed size since the last frame: a face coming in at an edge is first boxed on what
+        // is in view of it (row `leave_left`).
         let step = predicted.box.width * settings.refitDistance
         let residual = FitNoise.Residual(fitted: region, predicted: predicted)
         // The noise learnt on the whole face says nothing of a face cut by the frame's edge, whose
@@ -44,25 +43,13 @@ extension FaceTracker {
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
-        // A size the last check preferred to the fit's is checked again at once.
-        let sizeInDoubt = face.preferredSide != nil
-        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due || sizeInDoubt)
+        let checked = face.life != .found(.new(lowScores: 0), scoredByScan: true) && (searched || due)
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let check = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
-                                     scales: drifted || sizeChanged || sizeInDoubt) {
-            // The fit takes another size only when two checks in a row score that size above its own.
-            // Where the face's size lies between two pyramid steps, either can score higher on one
-            // frame: on grace_hopper's `turn`, at a roll of 45-50 degrees, the window 6/5 the fit's
-            // size won one check by 0.13, having lost the one before, and a fit resized from it was
-            // shown 13 % of the eye distance off on the next frame.
-            let resized = check.prefersSize(about: face.preferredSide)
-            let sighting = resized ? check.best : check.sameSize
-            face.preferredSide = resized ? nil : check.otherSize?.box.width
-            // A shown face is there if any size scores as a face; one not shown yet is shown on the
-            // score of the size it is fitted at.
-            face.confidence = Self.confidence(face.isShown ? check.best.score : sighting.score)
+        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
+                                        scales: drifted || sizeChanged) {
+            face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
             let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
@@ -77,11 +64,9 @@ extension FaceTracker {
                 // Scored again where the face is, not from the edge of the search.
                 face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
             }
-            // The size the detector settled on, not one it still doubts.
-            if (drifted || resized) && face.preferredSide == nil { face.sizeCheckedSide = region.box.width }
+            if drifted { face.sizeCheckedSide = region.box.width }
         } else {
             face.confidence = 0
-            face.preferredSide = nil
         }
         guard Self.plausible(raw, after: lostFrames > 0 ? nil : face.rawLandmarks, confirmedSize: face.confirmedSize, in: grey) else {
             return lose(&face)

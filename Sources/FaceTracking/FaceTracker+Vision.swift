@@ -28,36 +28,17 @@ extension FaceTracker {
         }
     }
 
-    /// What the detector sees around a fit: the best window at the fit's size near `region` (within
-    /// `reach`), and, when `scales`, the best of the windows a pyramid step (6/5) smaller and larger
-    /// at `region`, when it scores above that.
-    func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> SizeCheck? {
-        guard let sameSize = locate(grey, around: region, reach: reach) else { return nil }
-        var check = SizeCheck(sameSize: sameSize)
-        guard scales else { return check }
-        for scale: Float in [5 / 6, 6 / 5] {
-            let side = region.box.width * scale, centre = region.box.centre
+    /// Where the detector sees a face near `region` (within `reach`), and, when `scales`, at `region`
+    /// a pyramid step (6/5) smaller and larger: the best of the three.
+    func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> FaceSighting? {
+        guard var best = locate(grey, around: region, reach: reach) else { return nil }
+        guard scales else { return best }
+        for factor: Float in [5 / 6, 6 / 5] {
+            let side = region.box.width * factor, centre = region.box.centre
             let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
-            if let other = locate(grey, around: scaled, reach: Self.checkReach), other.score > check.best.score {
-                check.otherSize = other
-            }
+            if let other = locate(grey, around: scaled, reach: Self.checkReach), other.score > best.score { best = other }
         }
-        return check
-    }
-
-    /// The detector's windows around a fit, at its size and at the other sizes looked at.
-    struct SizeCheck {
-        var sameSize: FaceSighting
-        var otherSize: FaceSighting?
-        var best: FaceSighting { otherSize ?? sameSize }
-
-        /// Whether the window of the other size is about `side` across (within half a pyramid step
-        /// of 6/5): two checks that prefer it prefer one size.
-        func prefersSize(about side: Float?) -> Bool {
-            guard let side, let other = otherSize?.box.width else { return false }
-            let ratio = other / side
-            return ratio * ratio < 6 / 5 && ratio * ratio > 5 / 6
-        }
+        return best
     }
 
     /// A detector score as a confidence (see `TrackedFace.confidence`).

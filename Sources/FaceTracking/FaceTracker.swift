@@ -374,7 +374,6 @@ public final class FaceTracker {
         face.confirmedSize = raw.eyeDistance
         face.confirmedBoxSide = sighting.box.width
         face.sizeCheckedSide = sighting.box.width
-        face.preferredSide = nil
         face.confidence = Self.confidence(sighting.score)
         face.motion = .none
         face.filter.reset()

@@ -37,10 +37,6 @@ public struct TrackedFace {
     var confirmedBoxSide: Float
     /// Side of its box when the detector last scored its size, a pyramid step either way.
     var sizeCheckedSide: Float
-    /// Side of the window, a pyramid step smaller or larger than the fit's box, that the last check
-    /// scored above the fit's own size, when the fit has not taken it: a second check on the next
-    /// frame that agrees resizes the fit (`FaceTracker.refit`).
-    var preferredSide: Float?
     /// How far its fit strays from the prediction on frames where nothing happened.
     var fitNoise: FitNoise
     /// The face's size moved well away from the size detection last confirmed (it leans in or back):
