@@ -163,6 +163,8 @@ static int decode_apng(const uint8_t *data, size_t size, si_limits limits, si_fr
         }
         offset += 12 + (size_t)length;
         if (!memcmp(type, "IHDR", 4)) {
+            // A second header would resize a canvas already allocated at the first one's size.
+            if (body != data + 16) { si_fail(error, "has a second IHDR chunk; a PNG has one header"); goto done; }
             if (length != 13) { si_fail(error, "has a malformed IHDR chunk"); goto done; }
             memcpy(state.ihdr, body, 13);
             state.canvas_width = (int)big_endian(body);
@@ -173,6 +175,7 @@ static int decode_apng(const uint8_t *data, size_t size, si_limits limits, si_fr
             }
         } else if (!memcmp(type, "acTL", 4)) {
             if (length != 8) { si_fail(error, "has a malformed acTL chunk"); goto done; }
+            if (declared_frames >= 0) { si_fail(error, "has a second acTL chunk; an animated PNG has one"); goto done; }
             declared_frames = (int)(big_endian(body) > 0x7FFFFFFF ? 0x7FFFFFFF : big_endian(body));
             if (si_check_canvas(limits, state.canvas_width, state.canvas_height, declared_frames, error) != 0) goto done;
             size_t canvas_bytes = (size_t)state.canvas_width * state.canvas_height * 4;

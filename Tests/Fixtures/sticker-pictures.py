@@ -9,7 +9,9 @@ and heart animations (real art with soft alpha edges, drawn from their SVGs by r
   hostile pictures, each refused by what it declares or how it breaks:
     bomb.png (a 12000x12000 picture of zeros in 450 KB), huge-canvas.gif (a 60000x60000
     screen), many-frames.apng (acTL says 100000 frames), huge.webp (a 16000x16000 canvas),
-    truncated.gif / truncated.apng / truncated.webp (cut in half), damaged-crc.png.
+    truncated.gif / truncated.apng / truncated.webp (cut in half), damaged-crc.png,
+    second-header.apng (an 8x8 header, acTL, then a 64x64 header and a 64x64 frame),
+    second-actl.apng (acTL twice before a valid frame).
 
     /usr/bin/python3 Tests/Fixtures/sticker-pictures.py FOLDER
 """
@@ -117,3 +119,19 @@ with open(os.path.join(ROOT, "Stickers", "moustache", "preview.png"), "rb") as s
 damaged[len(damaged) // 2] ^= 0xFF
 with open(os.path.join(folder, "damaged-crc.png"), "wb") as out:
     out.write(damaged)
+
+
+def apng(chunks_before_frame, width, height):
+    """One RGBA frame of width x height after the given chunks, with its fcTL and IEND."""
+    rows = zlib.compress((b"\x00" + b"\x00\x80\xff\xff" * width) * height)
+    control = struct.pack(">IIIIIHHBB", 0, width, height, 0, 0, 1, 10, 0, 0)
+    return b"".join(chunks_before_frame) + chunk(b"fcTL", control) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+
+
+signature_and_header = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 6, 0, 0, 0))
+one_frame = chunk(b"acTL", struct.pack(">II", 1, 0))
+# The canvas is allocated at the acTL, at the first header's size; the frame is the second's.
+with open(os.path.join(folder, "second-header.apng"), "wb") as out:
+    out.write(apng([signature_and_header, one_frame, chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 64, 8, 6, 0, 0, 0))], 64, 64))
+with open(os.path.join(folder, "second-actl.apng"), "wb") as out:
+    out.write(apng([signature_and_header, one_frame, one_frame], 8, 8))

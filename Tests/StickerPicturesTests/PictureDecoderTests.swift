@@ -91,6 +91,8 @@ import Testing
         ("truncated.apng", "(truncated)"),
         ("truncated.webp", "damaged or truncated"),
         ("damaged-crc.png", "does not decode as a PNG"),
+        ("second-header.apng", "has a second IHDR chunk"),
+        ("second-actl.apng", "has a second acTL chunk"),
     ])
     func aHostilePictureIsRefusedWithWhatIsWrong(file: String, expected: String) throws {
         let error = #expect(throws: PictureError.self) { try PictureDecoder().decode(file: Self.fixtures + "/" + file) }
