@@ -371,4 +371,29 @@ long fv_hog_features(const uint8_t *grey, int width, int height, int stride, flo
     }
 }
 
+int fv_separable_filter(const float *plane, int rows, int columns, const float *row_filter, int row_taps,
+                        const float *column_filter, int column_taps, float *out, int add, char **error) {
+    if (rows < 1 || columns < 1 || row_taps < 1 || column_taps < 1) {
+        report(error, "a separable filter needs a plane and taps of at least 1, not " + std::to_string(rows) + "x" +
+                          std::to_string(columns) + " with " + std::to_string(row_taps) + "x" + std::to_string(column_taps) + " taps");
+        return -1;
+    }
+    try {
+        fv::kept_plane in, filtered, sums;
+        in.set_size(rows, columns);
+        filtered.set_size(rows, columns);
+        for (long r = 0; r < rows; ++r) {
+            std::copy(plane + r * columns, plane + (r + 1) * columns, &in[r][0]);
+            std::copy(out + r * columns, out + (r + 1) * columns, &filtered[r][0]);
+        }
+        const dlib::matrix<float, 0, 1> across = dlib::mat(row_filter, row_taps), down = dlib::mat(column_filter, column_taps);
+        fv::filter_separable(in, filtered, across, down, sums, add != 0);
+        for (long r = 0; r < rows; ++r) std::copy(&filtered[r][0], &filtered[r][0] + columns, out + r * columns);
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("separable filter failed: ") + e.what());
+        return -1;
+    }
+}
+
 }  // extern "C"

@@ -18,6 +18,8 @@
 // the level as dlib runs them, so a scan never costs much more than dlib's own.
 #pragma once
 
+#include "separable_filter.h"
+
 #include <dlib/image_processing.h>
 
 #include <algorithm>
@@ -63,12 +65,11 @@ struct fv_pruned_filters {
     // The saliency of every window of `hog` (in `saliency`), exact wherever it reaches `floor`;
     // returns the area of whole windows, as dlib's filters do.
     template <typename Filterbank, typename Planes, typename Plane>
-    dlib::rectangle apply(const Filterbank &w, const Planes &hog, double floor, Plane &saliency, Plane &scratch,
+    dlib::rectangle apply(const Filterbank &w, const Planes &hog, double floor, Plane &saliency, Plane &sums,
                           std::vector<dlib::point> &candidates) const {
         // One separable filter over the level, into `saliency` or added to it.
         const auto run = [&](const separable &f, bool add) {
-            return dlib::float_spatially_filter_image_separable(hog[f.plane], saliency, w.row_filters[f.plane][f.rank],
-                                                                w.col_filters[f.plane][f.rank], scratch, add);
+            return fv::filter_separable(hog[f.plane], saliency, w.row_filters[f.plane][f.rank], w.col_filters[f.plane][f.rank], sums, add);
         };
         // On a small image (a check of a fit's patch holds 3x3 to 13x13 windows), summing the whole
         // filter at every window costs less than running even the first filters over the image.

@@ -120,4 +120,22 @@ long dr_hog_features(const uint8_t *grey, int width, int height, int stride, flo
     }
 }
 
+int dr_separable_filter(const float *plane, int rows, int columns, const float *row_filter, int row_taps,
+                        const float *column_filter, int column_taps, float *out, int add, char **error) {
+    try {
+        dlib::array2d<float> in(rows, columns), filtered(rows, columns), scratch;
+        for (long r = 0; r < rows; ++r) {
+            std::copy(plane + r * columns, plane + (r + 1) * columns, &in[r][0]);
+            std::copy(out + r * columns, out + (r + 1) * columns, &filtered[r][0]);
+        }
+        const dlib::matrix<float, 0, 1> across = dlib::mat(row_filter, row_taps), down = dlib::mat(column_filter, column_taps);
+        dlib::float_spatially_filter_image_separable(in, filtered, across, down, scratch, add != 0);
+        for (long r = 0; r < rows; ++r) std::copy(&filtered[r][0], &filtered[r][0] + columns, out + r * columns);
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("dlib::float_spatially_filter_image_separable failed: ") + e.what());
+        return -1;
+    }
+}
+
 void dr_free_error(char *error) { free(error); }

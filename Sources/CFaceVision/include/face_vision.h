@@ -107,6 +107,13 @@ int fv_warp_patch(const uint8_t *grey, int width, int height, int stride, const 
 long fv_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity,
                      int *rows, int *columns, char **error);
 
+/// One separable filter over a `rows` x `columns` plane of floats (row after row), as the detector's
+/// scan runs it over a HOG plane: `row_taps` across, `column_taps` down. `out` (the same size) gets
+/// the filtered plane with its border zeroed, or, with `add`, the whole windows' sums added to what
+/// it holds. 0, or -1 on error.
+int fv_separable_filter(const float *plane, int rows, int columns, const float *row_filter, int row_taps,
+                        const float *column_filter, int column_taps, float *out, int add, char **error);
+
 /// 1 when this build uses AVX2/FMA code paths, 0 for the portable build.
 int fv_optimised_for_avx2(void);
 void fv_free_error(char *error);

@@ -33,6 +33,11 @@ int dr_fit(const dr_predictor *predictor, const uint8_t *grey, int width, int he
 int dr_warp_affine(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch, int side,
                    char **error);
 
+/// dlib::float_spatially_filter_image_separable over a `rows` x `columns` plane of floats, into `out`
+/// or (`add`) added to what it holds, with dlib's own scratch image.
+int dr_separable_filter(const float *plane, int rows, int columns, const float *row_filter, int row_taps,
+                        const float *column_filter, int column_taps, float *out, int add, char **error);
+
 /// dlib::extract_fhog_features(image, planes, 8) (cell size 8, no padding), plane after plane into
 /// `features`, each `*rows` x `*columns`. Returns how many floats, or -1 when `capacity` is too small.
 long dr_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity, int *rows,
