@@ -13,7 +13,7 @@ struct Benchmarks: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "facerelay-bench",
         abstract: "FaceRelay benchmarks.",
-        subcommands: [StickerBenchmark.self, LandmarkMemory.self, HOGFeatures.self],
+        subcommands: [StickerBenchmark.self, LandmarkMemory.self, HOGFeatures.self, SeparableFilter.self],
         defaultSubcommand: StickerBenchmark.self
     )
 }
