@@ -164,13 +164,16 @@ let package = Package(
         ),
         // Synthetic faces and a fake vision back end for tests of the tracker and of stickers.
         .target(name: "FaceTestSupport", dependencies: ["FaceTracking", "FrameKit"], path: "Tests/FaceTestSupport"),
+        // The fixture folder both the tracker and the integration tests read, made once per test
+        // process, and the sanitizer and fuzzer builds it starts in the background.
+        .target(name: "TestFixtures", path: "Tests/TestFixtures"),
         // FaceVision and MediaBridge for the real model on a real photo, beside the fakes.
         // CAllocationCounter counts heap allocations for the steady-state tests of the vision shim
         // (CFaceVision, called directly); it interposes the allocator for the whole test process and
         // forwards every call to glibc's.
         // Optimised even in a debug build: the tests make noisy frames and compare pixels by the
         // hundred million, which unoptimised Swift takes half a minute over.
-        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge"],
+        .testTarget(name: "FaceTrackingTests", dependencies: ["CAllocationCounter", "CDlibReference", "CFaceVision", "FaceTestSupport", "FaceTracking", "FaceVision", "FrameKit", "MediaBridge", "TestFixtures"],
                     swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(name: "StickerTests", dependencies: ["FaceTestSupport", "StickerKit", "FaceTracking", "FrameKit", "MediaBridge"]),
         .testTarget(name: "StickerPicturesTests", dependencies: ["StickerPictures", "FrameKit"]),
@@ -181,7 +184,8 @@ let package = Package(
         .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "FaceStage", "Compositor", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession"],
+        .testTarget(name: "RelayIntegrationTests", dependencies: ["FrameKit", "MediaBridge", "StreamPlan", "StreamSession", "TestFixtures"],
+                    exclude: ["Support/chromium.py", "Support/dashboard.py", "Support/studio.py", "Support/webhook_receiver.py"],
                     swiftSettings: [.unsafeFlags(["-O"])]),
     ],
     cxxLanguageStandard: .cxx17

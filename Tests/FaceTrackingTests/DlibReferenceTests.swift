@@ -6,6 +6,7 @@ import FaceVision
 import Foundation
 import FrameKit
 import Testing
+import TestFixtures
 
 /// dlib's own detector and shape predictor, and OpenCV's own warpAffine, on the real-face corpus
 /// (Tests/Fixtures/face-corpus.sh: fourteen people, group photos, faces cut off by the frame's edge,
@@ -346,9 +347,7 @@ final class FaceCorpus: Sendable {
     static let shared: Result<FaceCorpus, FixtureError> = Result { () throws(FixtureError) in try FaceCorpus() }
 
     private init() throws(FixtureError) {
-        _ = try FacePhoto.shared.get()  // make-fixtures.sh has fetched the corpus
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let directory = (ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? root + "/.build/test-fixtures") + "/corpus"
+        let directory = try FixtureFolder.path() + "/corpus"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pgm") }.sorted()
         guard names.count >= 12 else { throw FixtureError(description: "\(directory) holds \(names.count) photos; run Tests/Fixtures/face-corpus.sh") }
         photos = try names.map { name throws(FixtureError) in try Self.readPGM(directory + "/" + name) }

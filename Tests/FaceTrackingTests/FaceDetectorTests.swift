@@ -2,6 +2,7 @@ import FaceTracking
 import FaceVision
 import FrameKit
 import Testing
+import TestFixtures
 
 /// The detector's whole-frame scan sums a window's whole filters only where its largest filters
 /// leave the window near the floor (pruned_filters.h). On real faces of many sizes, over the

@@ -4,6 +4,7 @@ import Foundation
 import FrameKit
 import Synchronization
 import Testing
+import TestFixtures
 
 /// The real photo (portrait.png, eye distance about 150 px) moved across a 1280x720 frame by whole
 /// pixels, tracked with dlib: the truth on every frame is the fit on the unmoved photo, moved by the

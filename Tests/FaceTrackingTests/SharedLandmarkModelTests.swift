@@ -5,6 +5,7 @@ import FrameKit
 import MediaBridge
 import Synchronization
 import Testing
+import TestFixtures
 
 /// dlib's real model on a real face: fitters that share one model fit exactly as a fitter alone,
 /// also while they fit at the same time on different threads (as the trackers of several streams do).
@@ -60,26 +61,17 @@ private func same(_ a: Landmarks, _ b: Landmarks) -> Bool {
     return true
 }
 
-/// The grey plane of portrait.png, the real face photo (about 400 px) Tests/Fixtures/make-fixtures.sh
-/// makes in the fixture folder the integration tests use (FACERELAY_FIXTURES, or .build/test-fixtures).
+/// The grey plane of portrait.png, the real face photo (about 400 px) in the fixture folder.
 final class FacePhoto: Sendable {
     let plane: Plane
 
     static let shared: Result<FacePhoto, FixtureError> = Result { () throws(FixtureError) in try FacePhoto() }
 
     private init() throws(FixtureError) {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let directory = ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? root + "/.build/test-fixtures"
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [root + "/Tests/Fixtures/make-fixtures.sh", directory]
-        script.standardOutput = FileHandle.nullDevice
-        do { try script.run() } catch { throw FixtureError(description: "cannot run make-fixtures.sh: \(error)") }
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else { throw FixtureError(description: "make-fixtures.sh \(directory) failed (\(script.terminationStatus))") }
+        let directory = try FixtureFolder.path()
         var copied: Plane?
         do {
-            let reader = try FrameFileReader(path: directory + "/portrait.png", library: PipelineLibrary(directory: root + "/Pipelines"))
+            let reader = try FrameFileReader(path: directory + "/portrait.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines"))
             try reader.forEachFrame { frame, _ in
                 let luma = frame.luma
                 let memory = UnsafeMutablePointer<UInt8>.allocate(capacity: luma.width * luma.height)
@@ -96,8 +88,4 @@ final class FacePhoto: Sendable {
     }
 
     deinit { plane.base.deallocate() }
-}
-
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
 }

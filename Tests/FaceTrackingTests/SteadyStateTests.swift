@@ -5,6 +5,7 @@ import FaceVision
 import Foundation
 import FrameKit
 import Testing
+import TestFixtures
 
 /// The vision shim on the real photo, once warmed up: every call a tracked frame and the detection
 /// thread make allocates nothing on the heap (the counter counts the calling thread). The shim is

@@ -4,6 +4,7 @@ import Foundation
 import FrameKit
 import MediaBridge
 import Testing
+import TestFixtures
 
 /// A face turned about the vertical axis out to 90 degrees each way and back: face-motion.py's yaw
 /// sequence (the real photo painted on a cylinder, 8 s at 30 fps, 2 degrees a frame), with exact
@@ -21,7 +22,7 @@ import Testing
                                   detector: try DlibFaceDetector(), poseSolver: NoTurnPoseSolver())
         var errors: [Float] = [], wasAway = false, backAt: Int?, delays: [Int] = [], ids: Set<Int> = []
         var lastShown: Float = 0
-        try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: YawSequence.root + "/Pipelines")).forEachFrame { frame, index in
+        try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
             let (points, visible, eyes, yaw) = sequence.expected(frame: index)
             var onFace = false
@@ -71,7 +72,6 @@ import Testing
 /// yaw.mp4 and yaw.truth.json of Tests/Fixtures/face-motion.py, in the fixture folder's motion/, and
 /// the reference landmarks: the fit on the unturned tile, face_tile.png.
 private final class YawSequence: Sendable {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let shared: Result<YawSequence, FixtureError> = Result { () throws(FixtureError) in try YawSequence() }
 
     struct Truth: Decodable {
@@ -86,15 +86,9 @@ private final class YawSequence: Sendable {
     let reference: Landmarks
 
     private init() throws(FixtureError) {
-        _ = try FacePhoto.shared.get()  // make-fixtures.sh has written astronaut.png
-        let directory = ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? Self.root + "/.build/test-fixtures"
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        script.arguments = [Self.root + "/Tests/Fixtures/face-motion.py", directory + "/astronaut.png", directory + "/motion", "yaw"]
-        script.standardOutput = FileHandle.nullDevice
-        do { try script.run() } catch { throw FixtureError(description: "cannot run face-motion.py: \(error)") }
-        script.waitUntilExit()
-        guard script.terminationStatus == 0 else { throw FixtureError(description: "face-motion.py yaw failed (\(script.terminationStatus))") }
+        let directory = try FixtureFolder.path()
+        try runToCompletion("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", directory + "/astronaut.png",
+                                                 directory + "/motion", "yaw"], timeout: 600)
         video = directory + "/motion/yaw.mp4"
         do {
             truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/motion/yaw.truth.json")))
@@ -103,7 +97,7 @@ private final class YawSequence: Sendable {
             settings.synchronousDetection = true
             let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                     detector: try DlibFaceDetector(), poseSolver: NoTurnPoseSolver())
-            try FrameFileReader(path: directory + "/motion/face_tile.png", library: PipelineLibrary(directory: Self.root + "/Pipelines")).forEachFrame { frame, _ in
+            try FrameFileReader(path: directory + "/motion/face_tile.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, _ in
                 still.process(frame.luma, seconds: 0)
             }
             guard let face = still.faces.first else { throw FixtureError(description: "no face on face_tile.png") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// A short run of every libFuzzer target (Tests/Fuzz/fuzz.sh, which builds them with
 /// `--sanitize=fuzzer --sanitize=address` into .build/fuzz): the committed corpus first, then

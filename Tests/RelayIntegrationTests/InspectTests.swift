@@ -133,7 +133,7 @@ func distance(_ a: [Double], _ b: [Double]) -> Double { ((a[0] - b[0]) * (a[0] -
         #expect(nowhere.contains("cannot read \(directory)/nowhere.png"), "\(nowhere)")
         let missing = try failure([tile, "--landmark-model", directory + "/missing.dat"])
         #expect(missing.contains(directory + "/missing.dat") && missing.contains("libdlib-data"), "\(missing)")
-        FileManager.default.createFile(atPath: directory + "/corrupt.dat", contents: Data((0..<4096).map { UInt8($0 % 251) }))
+        try Data((0..<4096).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: directory + "/corrupt.dat"))
         let corrupt = try failure([tile, "--landmark-model", directory + "/corrupt.dat"])
         #expect(corrupt.contains("is not a dlib shape predictor") && corrupt.contains("libdlib-data"), "\(corrupt)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// FaceRelay built with AddressSanitizer (LeakSanitizer included) in its own build folder, driven
 /// through the frame path and the control socket: no memory error, and no leak from FaceRelay's

@@ -49,7 +49,7 @@ import Testing
 
     @Test func aPackageIsWrittenWholeLoadedAndListedAndReplacedOnlyWhenAsked() throws {
         let (serve, stickers) = try Self.serve("upload-good")
-        defer { serve.terminate() }
+        defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
         let files = try Self.writePackage(in: serve.directory + "/badge")
         let created = try Self.upload(serve, fields: ["name": "my-badge"], files: files)
         #expect(created.status == 201 && created.body["sticker"] as? String == "my-badge" && created.body["replaced"] as? Bool == false, "\(created)")
@@ -67,7 +67,7 @@ import Testing
 
     @Test func everyBadUploadIsRefusedWithItsReasonAndNothingIsWritten() throws {
         let (serve, stickers) = try Self.serve("upload-bad")
-        defer { serve.terminate() }
+        defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
         let before = Self.listing(stickers)
         let good = try Self.writePackage(in: serve.directory + "/good")
         let fixtures = serve.directory + "/pictures"
@@ -80,7 +80,7 @@ import Testing
         let text = serve.directory + "/not-a-picture.png"
         try "just some text".write(toFile: text, atomically: true, encoding: .utf8)
         let big = serve.directory + "/big.bin"
-        FileManager.default.createFile(atPath: big, contents: Data(count: 65 * 1024 * 1024))
+        try Data(count: 65 * 1024 * 1024).write(to: URL(fileURLWithPath: big))
         let svgJSON = try String(contentsOfFile: good[0].path, encoding: .utf8).replacingOccurrences(of: "badge.png", with: "badge.svg")
         try svgJSON.write(toFile: serve.directory + "/svg.json", atomically: true, encoding: .utf8)
         let svgPackage = [(serve.directory + "/svg.json", "sticker.json")]

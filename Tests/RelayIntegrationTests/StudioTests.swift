@@ -44,7 +44,7 @@ import Testing
         let stickers = try Package.temporaryDirectory("studio-stickers")
         try FileManager.default.copyItem(atPath: Package.root.appendingPathComponent("Stickers/moustache").path, toPath: stickers + "/moustache")
         let serve = try ServeProcess("stickers: \(stickers)\ndefaults:\n  sticker: none\n  input_timeout_s: 0\n", name: "serve-studio")
-        defer { serve.terminate() }
+        defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
         let input = try Fixtures.path("face_720p_close.mp4")
         _ = try serve.result(["start", platform.url("in-live"), platform.recordedURL("out-live"), "--stream", "live"])
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-t", "20", "-c", "copy", "-f", "flv", platform.url("in-live")],

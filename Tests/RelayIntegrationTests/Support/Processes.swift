@@ -1,9 +1,9 @@
 import Foundation
+import TestFixtures
 
 /// Paths of the package under test and of its built executable.
 enum Package {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: FixtureFolder.root)
 
     /// The facerelay binary built next to this test bundle (or $FACERELAY_BIN).
     static var facerelay: String {
@@ -36,25 +36,14 @@ final class ChildProcess: @unchecked Sendable {
     init(_ executable: String, _ arguments: [String], logDirectory: String, name: String) throws {
         stdoutPath = "\(logDirectory)/\(name).out"
         stderrPath = "\(logDirectory)/\(name).err"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        try Data().write(to: URL(fileURLWithPath: stdoutPath))
+        try Data().write(to: URL(fileURLWithPath: stderrPath))
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try Self.withSignalsUnblocked { try process.run() }
-    }
-
-    /// A child inherits its parent thread's blocked signals, and a test runs on a pool thread that
-    /// blocks them all: nginx, which never unblocks them, would ignore every signal but SIGKILL.
-    /// The child gets an empty mask, as it would from a shell.
-    private static func withSignalsUnblocked(_ body: () throws -> Void) rethrows {
-        var none = sigset_t(), previous = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        try body()
+        try withSignalsUnblocked { try process.run() }
     }
 
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
