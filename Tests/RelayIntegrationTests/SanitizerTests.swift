@@ -7,7 +7,7 @@ import TestFixtures
 /// code. GStreamer, glib and the Swift runtime keep a few allocations for the life of the process
 /// on purpose; Tests/Sanitizers/lsan.supp names each one and why it is not ours.
 /// The AddressSanitizer build (`BackgroundBuilds.addressSanitizer`) starts in the background with
-/// the integration tests and is usually done when this suite runs.
+/// the first test that asks for fixtures and is usually done when this suite runs.
 @Suite(.serialized)
 struct SanitizerTests {
     static let suppressions = Package.root.appendingPathComponent("Tests/Sanitizers/lsan.supp").path
