@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The dashboard and `/metrics` of a real `facerelay serve`, seen by a real headless Chromium and
 /// a plain HTTP client.

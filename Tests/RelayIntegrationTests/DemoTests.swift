@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The README's first command, as a newcomer runs it, on a machine whose GStreamer has never run
 /// (an empty plugin registry, which makes GStreamer's first start seconds slower): it must relay

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The files in deploy/ that other programs read, checked by those programs or by their schemas:
 /// the Kubernetes manifests by kubernetes-validate (the API's JSON schemas, unknown fields refused),

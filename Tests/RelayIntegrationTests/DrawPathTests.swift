@@ -4,6 +4,7 @@ import Logging
 import MediaBridge
 import StreamPlan
 import Testing
+import TestFixtures
 
 /// A stage that never draws: every frame passes through.
 private final class PassThroughStage: FrameStage {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// Ten minutes through the relay: the audio stays exactly as far from the video as in the input,
 /// at the first beep and at the last.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `facerelay run` on local files: the simplest end-to-end path, and the bad inputs.
 @Suite(.serialized) struct FileRelayTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// Inputs a broken or careless broadcaster sends: each stream either carries on (a playable output,
 /// its frames counted) or ends with an error that says what, where and what to do, within seconds;

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// A broadcaster who leaves, stalls or comes back, through a real nginx-rtmp: `--idle-timeout` and
 /// `--input-grace` in `run`, `input_grace_s` in `serve`.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// One `inspect --json` line.
 struct InspectedFrame: Decodable {

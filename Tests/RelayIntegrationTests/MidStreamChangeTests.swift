@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// An input that changes mid-stream (Tests/Fixtures/make-fixtures.sh `change_*.ts`: 2 s of the face
 /// video, then 8 s more with one thing changed, in one MPEG-TS) relayed into an MP4, the container

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `facerelay run` between real network peers: nginx-rtmp, ffmpeg as broadcaster and recorder.
 @Suite(.serialized) struct NetworkRelayTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// One broadcast to several platforms: one encode for all of them, and a platform that goes away
 /// neither stalls nor costs frames to another.

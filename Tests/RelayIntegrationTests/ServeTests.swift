@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `facerelay serve` with real parts: nginx-rtmp with the shipped configuration as the ingest, a
 /// second nginx-rtmp as the platform (recording what reaches it), ffmpeg broadcasters, and

@@ -5,6 +5,7 @@ import MediaBridge
 import StreamPlan
 import StreamSession
 import Testing
+import TestFixtures
 
 /// A stage that only tells whether it still exists.
 private final class WatchedStage: FrameStage {

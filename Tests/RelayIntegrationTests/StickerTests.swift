@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// One face of an `inspect --json --sticker` line, with the placement of each sticker item.
 struct StickeredFace: Decodable {

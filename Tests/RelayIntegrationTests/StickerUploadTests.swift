@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// `POST /api/stickers` on a real `facerelay serve`, with curl as the client (a browser's FormData
 /// sends the same multipart body): a package is validated, written whole and loaded, or refused with

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// The sticker studio in a real headless Chromium: a streamer's own picture, uploaded, made to
 /// follow the nose, dragged onto it with the mouse, saved and worn on a live stream; the stream's

@@ -16,7 +16,11 @@ public enum FixtureFolder {
     private static let made: Result<String, FixtureError> = Result { () throws(FixtureError) in
         BackgroundBuilds.start()
         let directory = ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? root + "/.build/test-fixtures"
-        try runToCompletion("/bin/bash", [root + "/Tests/Fixtures/make-fixtures.sh", directory], timeout: 900)
+        do {
+            try run("/bin/bash", [root + "/Tests/Fixtures/make-fixtures.sh", directory], timeout: 900)
+        } catch {
+            throw FixtureError(description: "\(error)")
+        }
         return directory
     }
 }

@@ -12,9 +12,9 @@ enum Fixtures {
         try FixtureFolder.path() + "/" + name
     }
 
-    private static let motionBuilt = Result { () throws(FixtureError) in
+    private static let motionBuilt = Result { () throws in
         let folder = try FixtureFolder.path()
-        try runToCompletion("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", folder + "/astronaut.png",
+        try run("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", folder + "/astronaut.png",
                                                  folder + "/motion", "translate", "leave"], timeout: 600)
         return folder + "/motion"
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 
 /// What a media file holds, measured with ffprobe/ffmpeg: its streams, every video frame (as a small
 /// grey picture, with its timestamp and the frame index read from the fixture's barcode), and the

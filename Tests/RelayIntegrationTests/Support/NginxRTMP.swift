@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 
 /// A real nginx with the RTMP module, on 127.0.0.1 and a free high port, in its own folder.
 final class NginxRTMP {

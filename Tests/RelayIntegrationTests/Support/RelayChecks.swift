@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestFixtures
 
 /// Checks that `output` is `input` relayed: same size, H.264, AAC when the input had audio, the
 /// input's own frames in order (a per-frame picture comparison, not just "a file exists"), at most

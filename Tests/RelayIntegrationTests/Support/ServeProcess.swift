@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 
 /// A real `facerelay serve`, configured with YAML in its own folder, with its control socket and
 /// HTTP port; `ctl` runs the real `facerelay ctl` against it.
