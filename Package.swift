@@ -8,6 +8,10 @@ let visionFlags = ["-O3", "-I/usr/include/opencv4"] + (portable ? [] : ["-mavx2"
 // The modules that touch every pixel of every frame are optimised in debug builds too: unoptimised,
 // the tests' debug relays track and draw several times slower than real time, and tests wait on them.
 let perPixel: [SwiftSetting] = [.unsafeFlags(["-O"])]
+// The include folders of GLib and GStreamer (Debian's libglib2.0-dev, libgstreamer1.0-dev), named
+// here rather than read from pkg-config, whose -pthread SwiftPM refuses with a warning on every build.
+let glibIncludes = ["/usr/include/glib-2.0", "/usr/lib/x86_64-linux-gnu/glib-2.0/include"]
+let gstreamerHeaders: [SwiftSetting] = [.unsafeFlags((["/usr/include/gstreamer-1.0"] + glibIncludes).flatMap { ["-Xcc", "-I" + $0] })]
 
 let package = Package(
     name: "FaceRelay",
@@ -31,12 +35,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
     ],
     targets: [
-        // GStreamer's C API plus static-inline wrappers for its macros and variadic calls.
-        .systemLibrary(
-            name: "CGStreamer",
-            pkgConfig: "gstreamer-video-1.0",
-            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
-        ),
+        // GStreamer's C API plus static-inline wrappers for its macros and variadic calls. Its headers
+        // are found with `gstreamerHeaders` (given below to every module that loads them); its
+        // libraries are linked by its module map.
+        .systemLibrary(name: "CGStreamer"),
         // dlib (faces, 68 landmarks) and OpenCV (pose, resizing) behind a pure-C header.
         .target(
             name: "CFaceVision",
@@ -51,12 +53,10 @@ let package = Package(
             ]
         ),
         // Sticker pictures (PNG, APNG, GIF, WebP, SVG) decoded to RGBA frames with Debian's libpng,
-        // giflib, libwebp and librsvg, behind a pure-C header. The include folders are named here
-        // rather than read from pkg-config, whose -pthread SwiftPM refuses with a warning on every build.
+        // giflib, libwebp and librsvg, behind a pure-C header.
         .target(
             name: "CStickerImages",
-            cSettings: [.unsafeFlags(["-I/usr/include/librsvg-2.0", "-I/usr/include/glib-2.0", "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include",
-                                      "-I/usr/include/gdk-pixbuf-2.0", "-I/usr/include/cairo"])],
+            cSettings: [.unsafeFlags((["/usr/include/librsvg-2.0", "/usr/include/gdk-pixbuf-2.0", "/usr/include/cairo"] + glibIncludes).map { "-I" + $0 })],
             linkerSettings: [
                 .linkedLibrary("rsvg-2"), .linkedLibrary("cairo"), .linkedLibrary("gobject-2.0"), .linkedLibrary("glib-2.0"),
                 .linkedLibrary("gif"), .linkedLibrary("webpdemux"), .linkedLibrary("webp"), .linkedLibrary("png16"), .linkedLibrary("z"),
@@ -190,6 +190,24 @@ let package = Package(
     ],
     cxxLanguageStandard: .cxx17
 )
+
+// A module that imports MediaBridge, directly or through another module, loads CGStreamer's headers
+// too (MediaBridge is not built for library evolution, so its clients load even what it imports
+// internally): each such module is given their folders.
+let targetsByName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+@MainActor func loadsGStreamer(_ target: Target) -> Bool {
+    target.dependencies.contains {
+        switch $0 {
+        case .targetItem(let name, _), .byNameItem(let name, _):
+            name == "CGStreamer" || targetsByName[name].map(loadsGStreamer) == true
+        default:
+            false
+        }
+    }
+}
+for target in package.targets where target.type != .system && loadsGStreamer(target) {
+    target.swiftSettings = (target.swiftSettings ?? []) + gstreamerHeaders
+}
 
 // libFuzzer targets, declared only when Tests/Fuzz/fuzz.sh builds them (FACERELAY_FUZZ=1, with
 // --sanitize=fuzzer): libFuzzer supplies their main, so a plain `swift build` could not link them.

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Synchronization
 
 /// The encoder: an appsrc fed by the relay, x264 and an appsink of H.264 access units, which the

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Glibc
 
 /// Process-wide GStreamer set-up and the conversions every other file here shares.

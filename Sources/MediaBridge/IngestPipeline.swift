@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Logging
 import StreamPlan
 import Synchronization

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import FrameKit
 import Logging
 import StreamPlan

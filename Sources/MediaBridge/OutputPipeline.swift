@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import StreamPlan
 
 /// One output of a stream: appsrcs of encoded video and AAC audio, the muxer and the sink

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 
 // What a relay tells about its stream and each of its outputs.
 

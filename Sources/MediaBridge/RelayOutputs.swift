@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import FoundationEssentials
 import StreamPlan
 import Synchronization

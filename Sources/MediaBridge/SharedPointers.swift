@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 
 // The C pointers the relay's threads hand each other. Each wrapper says why its own pointer may
 // cross threads, so that the types holding them (in a Mutex, or as a `let`) are checked Sendable.
