@@ -10,7 +10,7 @@
 # prints its name, the last 20 lines of its output and the log's path, and the script exits with its status.
 set -euo pipefail
 packages=(
-  pkg-config
+  pkg-config                    # Tests/Benchmarks/build-dlib-stock.sh
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-tools

@@ -23,7 +23,7 @@ for target in "${targets[@]}"; do
     # FACERELAY_FUZZ=1 declares the fuzz targets in Package.swift; one product per build, the modules shared.
     # SwiftPM hands swiftc one -sanitize= flag per sanitizer, in no fixed order, and swiftc keeps only
     # the last: without the -Xswiftc flag after them, a build got either coverage or ASan in Swift code.
-    FACERELAY_FUZZ=1 swift build --build-path "$build_path" --sanitize=fuzzer --sanitize=address \
+    FACERELAY_FUZZ=1 swift build --build-path "$build_path" --sanitize=fuzzer --sanitize=address --disable-index-store \
         -Xswiftc -sanitize=fuzzer,address --product "fuzz-$target" 2>&1 \
         | grep -v "warning: Cannot export local symbol" | tail -n 3
 done

@@ -14,7 +14,7 @@ public final class BackgroundBuilds: Sendable {
                                                      product: FixtureFolder.root + "/.build/fuzz")
     public static let addressSanitizer = BackgroundBuilds(
         ["/usr/bin/env", "swift", "build", "--package-path", FixtureFolder.root, "--build-path", FixtureFolder.root + "/.build/asan",
-         "--sanitize=address", "--product", "facerelay"],
+         "--sanitize=address", "--disable-index-store", "--product", "facerelay"],
         product: FixtureFolder.root + "/.build/asan/debug/facerelay")
 
     private static let started: Void = {
