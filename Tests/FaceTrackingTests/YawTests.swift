@@ -87,12 +87,8 @@ private final class YawSequence: Sendable {
 
     private init() throws(FixtureError) {
         let directory = try FixtureFolder.path()
-        do {
-            try run("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", directory + "/astronaut.png", directory + "/motion", "yaw"],
-                    timeout: 600)
-        } catch {
-            throw FixtureError(description: "\(error)")
-        }
+        try run("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", directory + "/astronaut.png", directory + "/motion", "yaw"],
+                timeout: 600)
         video = directory + "/motion/yaw.mp4"
         do {
             truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/motion/yaw.truth.json")))

@@ -65,7 +65,7 @@ import TestFixtures
     @discardableResult
     func run(_ checker: Checker, _ arguments: [String], seconds: Double = 120) throws -> Outcome {
         guard FileManager.default.isExecutableFile(atPath: checker.executable) else {
-            throw CommandError(description: "\(checker.executable) is not installed: run \(checker.installedBy)")
+            throw FixtureError(description: "\(checker.executable) is not installed: run \(checker.installedBy)")
         }
         let directory = try Package.temporaryDirectory("check")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -106,7 +106,7 @@ import TestFixtures
         """
         let outcome = try run(.python, ["-c", script, file("kubernetes/configmap.yaml"), file("kubernetes/example/secret.yaml")])
         guard outcome.succeeded, let files = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: String] else {
-            throw CommandError(description: "cannot read the ConfigMap and the Secret: \(outcome.output)")
+            throw FixtureError(description: "cannot read the ConfigMap and the Secret: \(outcome.output)")
         }
         return files
     }

@@ -285,7 +285,7 @@ final class UnixSocket {
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard status == 0 else { throw CommandError(description: "cannot connect to \(path): errno \(errno)") }
+        guard status == 0 else { throw FixtureError(description: "cannot connect to \(path): errno \(errno)") }
     }
 
     deinit { close(descriptor) }
@@ -316,7 +316,7 @@ final class UnixSocket {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = read(descriptor, &chunk, chunk.count)
             if count == 0 { return "" }
-            guard count > 0 else { throw CommandError(description: "no reply within \(timeout) s (errno \(errno))") }
+            guard count > 0 else { throw FixtureError(description: "no reply within \(timeout) s (errno \(errno))") }
             buffer += chunk[..<count]
         }
     }

@@ -31,7 +31,7 @@ public final class BackgroundBuilds: Sendable {
     private let command: [String]
     private let product: String
     private let done = DispatchGroup()
-    private let outcome = Mutex<Result<String, CommandError>?>(nil)
+    private let outcome = Mutex<Result<String, FixtureError>?>(nil)
 
     private init(_ command: [String], product: String) {
         self.command = command
@@ -40,7 +40,7 @@ public final class BackgroundBuilds: Sendable {
     }
 
     private func build() {
-        let result = Result { () throws(CommandError) in
+        let result = Result { () throws(FixtureError) in
             try run("/usr/bin/setpriv", ["--pdeathsig", "INT", "/usr/bin/chrt", "--idle", "0"] + command, timeout: 3600)
             return product
         }
@@ -50,7 +50,7 @@ public final class BackgroundBuilds: Sendable {
 
     /// What the build made (its executable or folder), once it is done; starts the builds if no
     /// test has yet.
-    public func finished() throws(CommandError) -> String {
+    public func finished() throws(FixtureError) -> String {
         Self.start()
         done.wait()
         return try outcome.withLock { $0! }.get()

@@ -59,14 +59,14 @@ public final class ChildProcess: @unchecked Sendable {
 /// Runs a command to completion and returns its standard output; throws with its stderr when it
 /// fails or, stopped, takes longer than `timeout` seconds.
 @discardableResult
-public func run(_ executable: String, _ arguments: [String], timeout: Double = 120) throws(CommandError) -> Data {
+public func run(_ executable: String, _ arguments: [String], timeout: Double = 120) throws(FixtureError) -> Data {
     let command = ([executable] + arguments).joined(separator: " ")
     let child: ChildProcess
     do {
         child = try ChildProcess(executable, arguments, logDirectory: FileManager.default.temporaryDirectory.path,
                                  name: "cmd-\(UUID().uuidString.prefix(8))")
     } catch {
-        throw CommandError(description: "cannot run \(command): \(error)")
+        throw FixtureError(description: "cannot run \(command): \(error)")
     }
     defer {
         try? FileManager.default.removeItem(atPath: child.stdoutPath)
@@ -74,15 +74,9 @@ public func run(_ executable: String, _ arguments: [String], timeout: Double = 1
     }
     let status = child.wait(seconds: timeout)
     guard status == 0, child.process.terminationReason == .exit else {
-        throw CommandError(description: "\(command) exited \(status.map(String.init) ?? "by time-out"): \(child.stderr.suffix(2000))")
+        throw FixtureError(description: "\(command) exited \(status.map(String.init) ?? "by time-out"): \(child.stderr.suffix(2000))")
     }
     return FileManager.default.contents(atPath: child.stdoutPath) ?? Data()
-}
-
-/// A command that failed: which, and what it said.
-public struct CommandError: Error, CustomStringConvertible {
-    public let description: String
-    public init(description: String) { self.description = description }
 }
 
 /// A child inherits its parent thread's blocked signals, and a test runs on a pool thread that

@@ -16,16 +16,13 @@ public enum FixtureFolder {
     private static let made: Result<String, FixtureError> = Result { () throws(FixtureError) in
         BackgroundBuilds.start()
         let directory = ProcessInfo.processInfo.environment["FACERELAY_FIXTURES"] ?? root + "/.build/test-fixtures"
-        do {
-            try run("/bin/bash", [root + "/Tests/Fixtures/make-fixtures.sh", directory], timeout: 900)
-        } catch {
-            throw FixtureError(description: "\(error)")
-        }
+        try run("/bin/bash", [root + "/Tests/Fixtures/make-fixtures.sh", directory], timeout: 900)
         return directory
     }
 }
 
-/// A fixture that could not be made or read: what, where, and the failing command's own words.
+/// What the tests stand on that could not be made, read or started (a fixture, a command, a server):
+/// what, where, and the failing command's own words.
 public struct FixtureError: Error, CustomStringConvertible {
     public let description: String
     public init(description: String) { self.description = description }

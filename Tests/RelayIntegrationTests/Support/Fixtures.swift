@@ -12,10 +12,10 @@ enum Fixtures {
         try FixtureFolder.path() + "/" + name
     }
 
-    private static let motionBuilt = Result { () throws in
+    private static let motionBuilt = Result { () throws(FixtureError) in
         let folder = try FixtureFolder.path()
         try run("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", folder + "/astronaut.png",
-                                                 folder + "/motion", "translate", "leave"], timeout: 600)
+                                     folder + "/motion", "translate", "leave"], timeout: 600)
         return folder + "/motion"
     }
 

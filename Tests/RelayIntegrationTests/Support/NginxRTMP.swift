@@ -59,7 +59,7 @@ final class NginxRTMP {
             guard child.process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw CommandError(description: "nginx-rtmp did not start on port \(port): \(child.stderr) \((try? String(contentsOfFile: "\(directory)/error.log", encoding: .utf8)) ?? "")")
+        throw FixtureError(description: "nginx-rtmp did not start on port \(port): \(child.stderr) \((try? String(contentsOfFile: "\(directory)/error.log", encoding: .utf8)) ?? "")")
     }
 
     func url(_ key: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(key)" }
@@ -86,7 +86,7 @@ final class NginxRTMP {
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw CommandError(description: "nginx-rtmp's recording of '\(key)' was not closed within \(Int(seconds)) s: \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")")
+        throw FixtureError(description: "nginx-rtmp's recording of '\(key)' was not closed within \(Int(seconds)) s: \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")")
     }
 
     /// Waits until a player (a relay) has asked for `key`: nginx-rtmp logs each play as it joins
@@ -101,7 +101,7 @@ final class NginxRTMP {
             if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(" play: name='\(key)'") { return }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw CommandError(description: "no player asked nginx-rtmp for '\(key)' within \(Int(seconds)) s")
+        throw FixtureError(description: "no player asked nginx-rtmp for '\(key)' within \(Int(seconds)) s")
     }
 
     static func accepts(port: Int) -> Bool {

@@ -32,7 +32,7 @@ final class ServeProcess {
             guard child.process.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw CommandError(description: "facerelay serve did not come up: \(child.stderr.suffix(3000))")
+        throw FixtureError(description: "facerelay serve did not come up: \(child.stderr.suffix(3000))")
     }
 
     var log: String { child.stderr + child.stdout }
@@ -42,10 +42,10 @@ final class ServeProcess {
     func ctl(_ arguments: [String]) throws -> [String: Any] {
         let child = try ChildProcess(executable, ["ctl"] + arguments + ["--socket", socket, "--json"],
                                      logDirectory: directory, name: "ctl-\(UUID().uuidString.prefix(6))")
-        guard child.wait(seconds: 60) != nil else { throw CommandError(description: "ctl \(arguments) did not answer") }
+        guard child.wait(seconds: 60) != nil else { throw FixtureError(description: "ctl \(arguments) did not answer") }
         guard let line = child.stdout.split(separator: "\n").first,
               let reply = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-            throw CommandError(description: "ctl \(arguments): no JSON reply; stderr: \(child.stderr)")
+            throw FixtureError(description: "ctl \(arguments): no JSON reply; stderr: \(child.stderr)")
         }
         return reply
     }
@@ -54,7 +54,7 @@ final class ServeProcess {
     func result(_ arguments: [String]) throws -> [String: Any] {
         let reply = try ctl(arguments)
         guard reply["ok"] as? Bool == true, let result = reply["result"] as? [String: Any] else {
-            throw CommandError(description: "ctl \(arguments) failed: \(reply)")
+            throw FixtureError(description: "ctl \(arguments) failed: \(reply)")
         }
         return result
     }
