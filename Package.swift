@@ -30,8 +30,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
     ],
     targets: [
@@ -109,21 +107,26 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // A webhook's POST with Debian's libcurl (TLS and certificates from the system, patched with
+        // it) and its HMAC-SHA256 signature with GLib, behind a pure-C header.
+        .target(
+            name: "CWebhookTransport",
+            cSettings: [.unsafeFlags(glibIncludes.map { "-I" + $0 })],
+            linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("glib-2.0")]
+        ),
         // The service around many stream sessions: the registry of streams, the control socket,
         // events, the HTTP hooks nginx-rtmp calls, metrics and the dashboard (re-exporting ServeInputs).
         .target(
             name: "RelayServer",
             dependencies: [
                 "ServeInputs", "StreamSession", "StreamPlan", "MediaBridge", "FrameKit", "FaceTracking", "FaceStage", "Compositor",
-                "StickerKit", "StickerPictures", "JSONTree",
+                "StickerKit", "StickerPictures", "JSONTree", "CWebhookTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

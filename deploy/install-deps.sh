@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages FaceRelay builds, runs and tests with (GStreamer, x264, AAC, SRT,
 # nginx-rtmp, ffmpeg, dlib and its 68-point model, OpenCV, the sticker picture libraries (libpng, giflib,
-# libwebp, librsvg, and rsvg-convert to compare with), NumPy and Pillow for test videos and sticker art, jsonschema for the sticker schema test, jq for the benchmarks, Chromium for the dashboard test), and the checkers of
+# libwebp, librsvg, and rsvg-convert to compare with), libcurl for webhooks, NumPy and Pillow for test videos and sticker art, jsonschema for the sticker schema test, jq for the benchmarks, Chromium for the dashboard test), and the checkers of
 # the deployment files (systemd-analyze, promtool, kubernetes-validate). Only what is missing is installed; safe to run again.
 # A Swift 6 toolchain must already be on PATH (https://www.swift.org/install/linux/).
 # Quiet: one line for each step that has something to do (what, and how long it took), nothing when
@@ -17,6 +17,7 @@ packages=(
   nginx libnginx-mod-rtmp ffmpeg
   libdlib-dev libdlib-data libopencv-dev libblas-dev liblapack-dev
   libpng-dev libgif-dev libwebp-dev librsvg2-dev librsvg2-bin
+  libcurl4-openssl-dev openssl  # webhooks' POSTs; openssl makes a test's TLS certificate
   python3 python3-pip python3-numpy python3-pil python3-jsonschema unzip time bc jq
   chromium python3-websocket
   systemd python3-venv

@@ -1,8 +1,7 @@
-import AsyncHTTPClient
-import Crypto
+import CWebhookTransport
 import JSONTree
 import Logging
-import NIOCore
+import NIOPosix
 import ServeInputs
 import StreamPlan
 import Synchronization
@@ -15,10 +14,11 @@ import Synchronization
 /// A receiver that is slow or down never slows a stream: its events wait in its own bounded
 /// queue (an `EventHub` subscription, which drops and counts what does not fit, and tells the
 /// receiver how many it missed); a delivery gets `attempts` tries of at most `timeout` each, with
-/// a growing pause between, and is then dropped, counted and logged.
+/// a growing pause between, and is then dropped, counted and logged. Each receiver has a thread of
+/// its own for the POST (libcurl's, which blocks), so one that never answers holds up only itself.
 public final class WebhookSender: Sendable {
     static let attempts = 3
-    static let timeout = TimeAmount.seconds(5)
+    static let timeout = Duration.seconds(5)
     static let pauses: [Duration] = [.milliseconds(500), .seconds(2)]
 
     /// One receiver's deliveries since start.
@@ -33,6 +33,8 @@ public final class WebhookSender: Sendable {
     private let events: EventHub
     private let logger: Logger
     private let figures: Mutex<[Figures]>
+    /// Raised when `run` is cancelled: a POST under way ends within about a second.
+    private let stopping = WebhookPost.StopSignal()
 
     public init(hooks: [ServeConfig.Webhook], events: EventHub, logger: Logger) {
         self.hooks = hooks
@@ -52,31 +54,37 @@ public final class WebhookSender: Sendable {
     public func run() async {
         let subscriptions = hooks.map { events.subscribe(to: $0.events) }
         defer { for subscription in subscriptions { events.unsubscribe(subscription.id) } }
-        await withDiscardingTaskGroup { group in
-            for (index, subscription) in subscriptions.enumerated() {
-                group.addTask { [self] in
-                    for await event in subscription.events {
-                        if Task.isCancelled { break }
-                        await deliver(event, to: index)
+        let posters = NIOThreadPool(numberOfThreads: max(1, hooks.count))
+        posters.start()
+        stopping.raised.store(false, ordering: .relaxed)
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                for (index, subscription) in subscriptions.enumerated() {
+                    group.addTask { [self] in
+                        for await event in subscription.events {
+                            if Task.isCancelled { break }
+                            await deliver(event, to: index, on: posters)
+                        }
                     }
                 }
             }
+        } onCancel: {
+            stopping.raised.store(true, ordering: .relaxed)
         }
+        try? await posters.shutdownGracefully()
     }
 
-    private func deliver(_ event: JSONValue, to index: Int) async {
+    private func deliver(_ event: JSONValue, to index: Int, on posters: NIOThreadPool) async {
         let hook = hooks[index]
-        var body = Array(ControlRequest.line(event).utf8)
-        body.removeLast()  // the newline that ends a control-socket line
+        let body = Array(ControlRequest.line(event).utf8.dropLast())  // without the newline that ends a control-socket line
         let kind: String
         if case .string(let name)? = event["event"] { kind = name } else { kind = "event" }
-        var request = HTTPClientRequest(url: hook.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "FaceRelay")
-        request.headers.add(name: "X-FaceRelay-Event", value: kind)
-        request.headers.add(name: "X-FaceRelay-Signature", value: Self.signature(of: body, secret: hook.secret))
-        request.body = .bytes(ByteBuffer(bytes: body))
+        let headers = [
+            "Content-Type: application/json",
+            "User-Agent: FaceRelay",
+            "X-FaceRelay-Event: \(kind)",
+            "X-FaceRelay-Signature: \(Self.signature(of: body, secret: hook.secret))",
+        ]
         var lastError = ""
         for attempt in 0..<Self.attempts {
             if attempt > 0 {
@@ -87,13 +95,14 @@ public final class WebhookSender: Sendable {
                 }
             }
             do {
-                let response = try await HTTPClient.shared.execute(request, timeout: Self.timeout)
-                _ = try? await response.body.collect(upTo: 64 * 1024)
-                if (200..<300).contains(response.status.code) {
+                let status = try await posters.runIfActive { [stopping] in
+                    try WebhookPost.send(body, to: hook.url, headers: headers, timeout: Self.timeout, stopping: stopping)
+                }
+                if (200..<300).contains(status) {
                     figures.withLock { $0[index].delivered += 1 }
                     return
                 }
-                lastError = "HTTP \(response.status.code)"
+                lastError = "HTTP \(status)"
             } catch {
                 if Task.isCancelled { return }
                 lastError = "\(error)"
@@ -114,10 +123,12 @@ public final class WebhookSender: Sendable {
     /// `sha256=` and the HMAC-SHA256 of `body` with `secret`, in lowercase hex: what a receiver
     /// computes from the body it got and compares (in constant time) with the header.
     public static func signature(of body: [UInt8], secret: String) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Array(secret.utf8)))
-        return "sha256=" + code.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        signature(of: body, key: Array(secret.utf8))
+    }
+
+    static func signature(of body: [UInt8], key: [UInt8]) -> String {
+        var hex = [CChar](repeating: 0, count: 65)
+        webhook_hmac_sha256_hex(key, key.count, body, body.count, &hex)
+        return "sha256=" + String(decoding: hex.prefix(64).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
