@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// The builds that only one suite each needs, and that take minutes of a 2-core machine: the
-/// libFuzzer targets (about a minute and a half) and FaceRelay with AddressSanitizer (about 7
+/// libFuzzer targets (about a minute and a half) and FaceRelay with AddressSanitizer (about 4
 /// minutes; both once per build folder, later runs rebuild what changed). They run one after the
 /// other at idle priority (SCHED_IDLE) from the moment the first test asks for fixtures
 /// (`FixtureFolder`), on the CPU the tests leave unused (a single-threaded tracker test leaves a
