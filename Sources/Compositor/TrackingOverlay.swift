@@ -4,7 +4,7 @@ import FrameKit
 /// Draws what the tracker sees, so a person can check it by eye: each face's box and id, its 68
 /// landmarks, the head-pose axes from the nose tip (red x, green y, blue towards the camera), and one
 /// bar per expression (yellow while the expression is on).
-public struct TrackingOverlay {
+public struct TrackingOverlay: Sendable {
     public init() {}
 
     public func draw(_ faces: some Collection<TrackedFace>, ruleCount: Int, on frame: VideoFrame) {

@@ -42,18 +42,23 @@ public struct FaceSnapshot: Sendable {
 /// The stage of `run --sticker NAME` and of every `serve` stream: tracks every face, reports
 /// expressions, and draws a sticker (or the tracking overlay) on each. The look can be replaced
 /// while the stream runs; the new one takes over on the next frame, with fresh timelines.
-///
-/// `@unchecked Sendable` because `tracker`, `look`, `scene`, `activeExpressions` and `shedding` are
-/// used by `noteBacklog`, `analyse` and `draw` only, which the relay calls on its frame thread alone (`FrameStage`'s
-/// contract). Everything read from other threads is a `Mutex` or an `Atomic`.
-public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
-    private let tracker: FaceTracker
+public final class FaceTrackingStage: FrameStage, Sendable {
+    /// What only the frame thread uses (`FrameStage`'s contract: `noteBacklog`, `analyse` and `draw`
+    /// are called from one thread), in a lock that is therefore never contended.
+    private struct FrameThreadState {
+        let tracker: FaceTracker
+        var look: FaceLook = .none
+        var scene: StickerScene?
+        /// Expressions on, per face id, to end them when the face is lost.
+        var activeExpressions: [Int: [String]] = [:]
+        var shedding = LoadShedding()
+    }
+
+    private let state: Mutex<FrameThreadState>
     private let overlay = TrackingOverlay()
     private let expressions: [String]
-    private var look: FaceLook = .none
-    private var scene: StickerScene?
-    /// Expressions on, per face id, to end them when the face is lost.
-    private var activeExpressions: [Int: [String]] = [:]
+    private let maximumFaces: Int
+    private let ruleCount: Int
     private let pending = Mutex<FaceLook?>(nil)
     private let lookName = Mutex("none")
     private let onEvent: (@Sendable (FaceStageEvent) -> Void)?
@@ -62,7 +67,6 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     private let stickerCPU = Atomic<UInt64>(0)
     /// Tracking time measured around the tracker on the frame thread; the rest of `cpu` is detection.
     private let frameThreadTrackingCPU = Atomic<UInt64>(0)
-    private var shedding = LoadShedding()
     private let lightenedFrames = Atomic<Int>(0)
     private let loadLevel = Atomic<Int>(0)
     private let faceFrames = Atomic<Int>(0)
@@ -70,14 +74,13 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     /// Landmarks are inline values: the copy each frame allocates nothing.
     private let lastFace = Mutex<FaceSnapshot?>(nil)
 
-    public init(tracker: FaceTracker, look: FaceLook = .landmarks, onEvent: (@Sendable (FaceStageEvent) -> Void)? = nil) {
-        self.tracker = tracker
+    public init(tracker: sending FaceTracker, look: FaceLook = .landmarks, onEvent: (@Sendable (FaceStageEvent) -> Void)? = nil) {
         self.onEvent = onEvent
         expressions = tracker.settings.expressions.rules.map(\.analyser.name)
-        install(look)
-        if onEvent != nil {
-            tracker.onExpression = { [unowned self] event in expressionChanged(event) }
-        }
+        maximumFaces = tracker.settings.maximumFaces
+        ruleCount = tracker.settings.expressions.rules.count
+        state = Mutex(FrameThreadState(tracker: tracker))
+        state.withLock { install(look, in: &$0) }
     }
 
     /// The expression names sticker triggers may use with this stage's tracker.
@@ -99,35 +102,41 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     /// Callable from any thread.
     public var faceNow: FaceSnapshot? { lastFace.withLock { $0 } }
 
-    private func install(_ look: FaceLook) {
-        self.look = look
+    private func install(_ look: FaceLook, in state: inout FrameThreadState) {
+        state.look = look
         if case .sticker(let renderer) = look {
-            scene = StickerScene(package: renderer.package, expressions: expressions, maximumFaces: tracker.settings.maximumFaces)
+            state.scene = StickerScene(package: renderer.package, expressions: expressions, maximumFaces: maximumFaces)
         } else {
-            scene = nil
+            state.scene = nil
         }
         lookName.withLock { $0 = look.name }
     }
 
     public func analyse(_ frame: VideoFrame) -> StageDecision {
+        state.withLock { analyse(frame, &$0) }
+    }
+
+    private func analyse(_ frame: VideoFrame, _ state: inout FrameThreadState) -> StageDecision {
         let seconds = Double(frame.pts) / 1e9
+        let tracker = state.tracker
         if let next = pending.withLock({ look -> FaceLook? in
             defer { look = nil }
             return look
         }) {
-            install(next)
+            install(next, in: &state)
             onEvent?(.lookChanged(name: next.name, seconds: seconds))
         }
         // Under load, faces are refitted on every second or fourth frame only; on the frames between,
         // their landmarks (and stickers) move on as they moved between the last two fits.
-        if frames.load(ordering: .relaxed) % shedding.level.trackingStride != 0 {
+        if frames.load(ordering: .relaxed) % state.shedding.level.trackingStride != 0 {
             lightenedFrames.add(1, ordering: .relaxed)
             tracker.coast(to: seconds)
         } else {
             let trackingStart = threadCPUNanoseconds()
             tracker.process(frame.luma, seconds: seconds)
             frameThreadTrackingCPU.add(threadCPUNanoseconds() &- trackingStart, ordering: .relaxed)
-            if !activeExpressions.isEmpty { endExpressionsOfLostFaces(seconds: seconds) }
+            for event in tracker.expressionEvents { expressionChanged(event, &state.activeExpressions) }
+            if !state.activeExpressions.isEmpty { endExpressionsOfLostFaces(seconds: seconds, tracker, &state.activeExpressions) }
         }
         let visible = tracker.visibleFaceCount
         frames.add(1, ordering: .relaxed)
@@ -140,13 +149,13 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
             lastFace.withLock { $0 = nil }
         }
         cpu.store(tracker.cpuNanoseconds, ordering: .relaxed)
-        switch look {
+        switch state.look {
         case .none:
             return .passThrough
         case .landmarks:
             return visible > 0 ? .draw : .passThrough
         case .sticker:
-            guard let scene else { return .passThrough }
+            guard let scene = state.scene else { return .passThrough }
             let start = threadCPUNanoseconds()
             scene.update(faces: tracker.faces, seconds: seconds)
             stickerCPU.add(threadCPUNanoseconds() &- start, ordering: .relaxed)
@@ -155,21 +164,23 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
     }
 
     public func draw(on frame: VideoFrame) {
-        switch look {
-        case .none:
-            break
-        case .landmarks:
-            overlay.draw(tracker.faces, ruleCount: tracker.settings.expressions.rules.count, on: frame)
-        case .sticker(let renderer):
-            guard let scene else { return }
-            let start = threadCPUNanoseconds()
-            renderer.draw(scene.placements, on: frame)
-            stickerCPU.add(threadCPUNanoseconds() &- start, ordering: .relaxed)
+        state.withLock { state in
+            switch state.look {
+            case .none:
+                break
+            case .landmarks:
+                overlay.draw(state.tracker.faces, ruleCount: ruleCount, on: frame)
+            case .sticker(let renderer):
+                guard let scene = state.scene else { return }
+                let start = threadCPUNanoseconds()
+                renderer.draw(scene.placements, on: frame)
+                stickerCPU.add(threadCPUNanoseconds() &- start, ordering: .relaxed)
+            }
         }
     }
 
     public func noteBacklog(queued: Int, capacity: Int) {
-        let level = shedding.update(queued: queued, capacity: capacity)
+        let level = state.withLock { $0.shedding.update(queued: queued, capacity: capacity) }
         loadLevel.store(level.rawValue, ordering: .relaxed)
     }
 
@@ -186,21 +197,21 @@ public final class FaceTrackingStage: FrameStage, @unchecked Sendable {
 
     // MARK: expressions
 
-    private func expressionChanged(_ event: ExpressionEvent) {
+    private func expressionChanged(_ event: ExpressionEvent, _ active: inout [Int: [String]]) {
         if event.started {
-            activeExpressions[event.faceID, default: []].append(event.expression)
+            active[event.faceID, default: []].append(event.expression)
         } else {
-            activeExpressions[event.faceID]?.removeAll { $0 == event.expression }
-            if activeExpressions[event.faceID]?.isEmpty == true { activeExpressions[event.faceID] = nil }
+            active[event.faceID]?.removeAll { $0 == event.expression }
+            if active[event.faceID]?.isEmpty == true { active[event.faceID] = nil }
         }
         onEvent?(.expression(face: event.faceID, expression: event.expression, started: event.started, seconds: event.seconds))
     }
 
     /// A face that is lost ends its expressions, so that a listener never waits for an end that
     /// cannot come.
-    private func endExpressionsOfLostFaces(seconds: Double) {
-        for (face, names) in activeExpressions where !tracker.faces.contains(where: { $0.id == face }) {
-            activeExpressions[face] = nil
+    private func endExpressionsOfLostFaces(seconds: Double, _ tracker: FaceTracker, _ active: inout [Int: [String]]) {
+        for (face, names) in active where !tracker.faces.contains(where: { $0.id == face }) {
+            active[face] = nil
             for name in names {
                 onEvent?(.expression(face: face, expression: name, started: false, seconds: seconds))
             }

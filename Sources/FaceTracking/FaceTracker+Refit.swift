@@ -100,7 +100,7 @@ extension FaceTracker {
         let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory)
         let id = face.id
         face.expressions.update(sample, rules: settings.expressions.rules) { rule, started in
-            onExpression?(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
+            expressionEvents.append(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
         }
         return true
     }

@@ -19,8 +19,8 @@ import FrameKit
 public final class FaceTracker {
     public let settings: Settings
     public private(set) var faces: ContiguousArray<TrackedFace> = []
-    /// Called on the frame thread when an expression starts on a face.
-    public var onExpression: ((ExpressionEvent) -> Void)?
+    /// The expressions that started or ended on a face in the last `process`, in the order they did.
+    public internal(set) var expressionEvents: ContiguousArray<ExpressionEvent> = []
     /// Fits, detections and head poses the vision back end failed (threw) since the start. A failed
     /// fit counts as a lost fit for its face; a failed detection neither finds nor misses any face;
     /// a failed pose leaves the face without one for that frame.
@@ -55,6 +55,8 @@ public final class FaceTracker {
         snapshot.reserveCapacity(settings.maximumFaces)
         lostFaces.reserveCapacity(settings.maximumFaces)
         awayFromFaces.reserveCapacity(settings.maximumFaces * 2)
+        // At most a start or an end of each rule per fit, and a face is fitted at most twice a frame.
+        expressionEvents.reserveCapacity(settings.maximumFaces * settings.expressions.rules.count * 2)
         sceneChange = SceneChange(maximumFaces: settings.maximumFaces)
         scheduler = DetectionScheduler(settings: settings)
     }
@@ -81,6 +83,7 @@ public final class FaceTracker {
             frameCPU &+= threadCPUNanoseconds() &- started
             frameIndex += 1
         }
+        expressionEvents.removeAll(keepingCapacity: true)
         // dlib's detector works on 80-pixel windows: nothing can be found on a smaller frame.
         let canDetect = grey.width >= 80 && grey.height >= 80
         // The first frame waits for its detection once, so a single image is tracked at all.

@@ -4,6 +4,7 @@ import FaceTracking
 import FrameKit
 @testable import FaceStage
 import StickerKit
+import Synchronization
 import Testing
 
 /// Frame `index` of a 1280x720 I420 stream over `pixels` (1280 * 720 * 3 / 2 bytes), 30 fps.
@@ -23,6 +24,12 @@ private func grey720p() -> UnsafeMutablePointer<UInt8> {
     return pixels
 }
 
+/// Frames the stage's tracker fitted (the others it coasted through under load).
+private func tracked(_ stage: FaceTrackingStage) -> Int {
+    let figures = stage.trackingFigures
+    return (figures?.frames ?? 0) - (figures?.lightenedFrames ?? 0)
+}
+
 /// The sticker stage on a drawn face: it draws only when a sticker item is placed, switches
 /// stickers between frames, and reports its costs.
 @Suite struct FaceTrackingStageTests {
@@ -32,6 +39,40 @@ private func grey720p() -> UnsafeMutablePointer<UInt8> {
         let item = StickerItem(id: "dot", frames: [RGBAImage(width: 10, height: 10, red: 0, green: 0, blue: 0, alpha: 255)], fps: 0, loop: true,
                                z: 0, placement: .landmarks(anchor), begin: begin, end: nil, duration: nil, follow3D: false)
         return StickerRenderer(package: StickerPackage(name: name, title: name, directory: "/", items: [item]))
+    }
+
+    /// Expressions reach the listener as they start and end, at their frame's time. A face lost
+    /// with its mouth open ends the expression: without that, a listener (a sticker trigger, an
+    /// event subscriber) waits for an end that never comes.
+    @Test func expressionsStartAndEndAndALostFaceEndsItsOwn() {
+        let pixels = grey720p()
+        defer { pixels.deallocate() }
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        settings.smoothing = .none  // smoothed landmarks open the mouth a frame later
+        let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
+        let events = Mutex<[FaceStageEvent]>([])
+        let stage = FaceTrackingStage(tracker: tracker, look: .none) { event in events.withLock { $0.append(event) } }
+        func seconds(_ index: Int) -> Double { Double(Int64(index) * 33_333_333) / 1e9 }
+        for index in 0..<60 {
+            if index == 40 { scene.faces = [] }  // the face gone, its mouth open
+            if !scene.faces.isEmpty { scene.faces[0].mouthGap = (10..<20).contains(index) || index >= 30 ? 0.6 : 0 }
+            let frame = frame720p(index, pixels: pixels)
+            scene.paint(frame.luma, frame: index)
+            #expect(stage.analyse(frame) == .passThrough)
+        }
+        let reported = events.withLock { $0 }
+        #expect(Array(reported.prefix(3)) == [
+            .expression(face: 1, expression: "mouthOpen", started: true, seconds: seconds(10)),
+            .expression(face: 1, expression: "mouthOpen", started: false, seconds: seconds(20)),
+            .expression(face: 1, expression: "mouthOpen", started: true, seconds: seconds(30)),
+        ], "\(reported)")
+        #expect(reported.count == 4, "\(reported)")
+        guard reported.count == 4, case .expression(1, "mouthOpen", false, let end) = reported[3] else { return }
+        #expect(end >= seconds(40) && end <= seconds(50), "ended when the face was dropped: \(end) s")
+        #expect(stage.facesNow == 0)
     }
 
     @Test func aReplacedStickerTakesOverOnTheNextFrame() {
@@ -100,17 +141,17 @@ private func grey720p() -> UnsafeMutablePointer<UInt8> {
             stage.noteBacklog(queued: 0, capacity: 10)
             #expect(stage.analyse(frame(index)) == .draw)
         }
-        #expect(tracker.framesProcessed == 10)
+        #expect(tracked(stage) == 10)
         stage.noteBacklog(queued: 6, capacity: 10)
         for index in 10..<20 {
             #expect(stage.analyse(frame(index)) == .draw, "at the first step every frame still gets its overlay")
             if index < 19 { stage.noteBacklog(queued: 6, capacity: 10) }
         }
-        #expect(tracker.framesProcessed == 15, "tracked every other frame: \(tracker.framesProcessed)")
+        #expect(tracked(stage) == 15, "tracked every other frame: \(tracked(stage))")
         for _ in 0..<15 { stage.noteBacklog(queued: 9, capacity: 10) }
         let decisions = (20..<32).map { index in stage.analyse(frame(index)) }
         #expect(decisions.allSatisfy { $0 == .draw }, "every frame keeps its overlay: \(decisions)")
-        #expect(tracker.framesProcessed == 18, "tracked every fourth frame: \(tracker.framesProcessed)")
+        #expect(tracked(stage) == 18, "tracked every fourth frame: \(tracked(stage))")
         let figures = stage.trackingFigures
         #expect(figures?.loadLevel == 2 && figures?.lightenedFrames == 14, "\(String(describing: figures))")
     }
@@ -133,14 +174,14 @@ private func grey720p() -> UnsafeMutablePointer<UInt8> {
         for index in 0..<80 {
             scene.faces[0].centre.x = 300 + 6 * Float(index)
             scene.faces[0].roll = 0.01 * Float(index)
-            let processed = tracker.framesProcessed
+            let processed = tracked(stage)
             #expect(stage.analyse(frame720p(index, pixels: pixels)) == .draw)
             guard index >= 20, let shown = stage.faceNow?.landmarks else { continue }
             var error: Float = 0
             for point in [Landmark.noseTip, Landmark.rightEyeOuter, Landmark.leftEyeOuter, Landmark.chin] {
                 error = max(error, shown[point].distance(to: scene.faces[0].landmarks[point]))
             }
-            if tracker.framesProcessed > processed { fitted.append(error) } else { coasted.append(error) }
+            if tracked(stage) > processed { fitted.append(error) } else { coasted.append(error) }
         }
         #expect(fitted.count == 15 && coasted.count == 45, "tracked every fourth frame: \(fitted.count) fitted, \(coasted.count) not")
         let lag = fitted.max() ?? 0

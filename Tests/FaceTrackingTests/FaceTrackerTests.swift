@@ -543,10 +543,10 @@ import Testing
         scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360))]
         let tracker = tracker(scene)
         var events: [ExpressionEvent] = []
-        tracker.onExpression = { events.append($0) }
         for frame in 0..<30 {
             scene.faces[0].mouthGap = (10..<20).contains(frame) ? 0.6 : 0
             step(tracker, frame, scene)
+            events += tracker.expressionEvents
         }
         #expect(events.map(\.expression) == ["mouthOpen", "mouthOpen"])
         #expect(events.map(\.started) == [true, false], "a start, then an end")
