@@ -52,9 +52,10 @@ public final class WebhookSender: Sendable {
     /// Delivers until cancelled (the service stopping). Subscribes to the hub at once, so that no
     /// event published after this call starts is missed.
     public func run() async {
+        guard !hooks.isEmpty else { return }
         let subscriptions = hooks.map { events.subscribe(to: $0.events) }
         defer { for subscription in subscriptions { events.unsubscribe(subscription.id) } }
-        let posters = NIOThreadPool(numberOfThreads: max(1, hooks.count))
+        let posters = NIOThreadPool(numberOfThreads: hooks.count)
         posters.start()
         stopping.raised.store(false, ordering: .relaxed)
         await withTaskCancellationHandler {
