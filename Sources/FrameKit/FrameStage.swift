@@ -10,8 +10,9 @@ public enum StageDecision: Sendable {
 ///
 /// Called on the stream's frame thread only, one frame at a time and in presentation order. A stage
 /// must not keep a frame past the call: the memory behind it goes back to GStreamer. In the steady
-/// state neither call may allocate.
-public protocol FrameStage: AnyObject {
+/// state neither call may allocate. Sendable: the relay that calls it is made on one thread and runs
+/// on another, and `trackingFigures` is read from any.
+public protocol FrameStage: AnyObject, Sendable {
     /// Reads the decoded frame (read-only) and says whether it needs to draw on it.
     func analyse(_ frame: VideoFrame) -> StageDecision
     /// Draws on the frame last passed to `analyse`, writable now: a pooled copy of the decoded

@@ -6,12 +6,8 @@ import StreamPlan
 /// The frame thread's work: pulls decoded frames from the current input generation's appsink,
 /// runs the Swift stage on each and pushes it to the encoder, on the output's timeline. The first
 /// frame builds the encoder and the outputs; the first frame of an input that came back continues its timeline.
-///
-/// `@unchecked Sendable` because of `stage`, which is not Sendable: only `run()` uses it, on the one
-/// frame thread `MediaRelay.run` starts, but for `trackingFigures`, which `FrameStage` makes
-/// readable from any thread. Every other member is a `let` of a Sendable type; what `run()` changes
-/// lives in its own locals.
-final class VideoPump: @unchecked Sendable {
+/// What `run()` changes lives in its own locals.
+final class VideoPump: Sendable {
     /// The longest a live input's start-up backlog is relayed under back-pressure (a demuxer's
     /// 6 s of held frames take about 2 s at three times real time).
     static let catchUpLimit = Duration.seconds(10)

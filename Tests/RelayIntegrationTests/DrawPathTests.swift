@@ -3,6 +3,7 @@ import FrameKit
 import Logging
 import MediaBridge
 import StreamPlan
+import Synchronization
 import Testing
 import TestFixtures
 
@@ -15,20 +16,29 @@ private final class PassThroughStage: FrameStage {
 /// A stage that asks to draw on every other frame and paints a white square on it.
 private final class SquareStage: FrameStage {
     static let box = (x: 128, y: 320, size: 64)
-    var analysed = 0
-    var drawn = 0
-    var sawNonIncreasingPTS = false
-    private var lastPTS: Int64 = -1
+    private struct Counts {
+        var analysed = 0
+        var drawn = 0
+        var sawNonIncreasingPTS = false
+        var lastPTS: Int64 = -1
+    }
+    /// Changed on the relay's frame thread, read by the test once the relay is done.
+    private let counts = Mutex(Counts())
+    var analysed: Int { counts.withLock { $0.analysed } }
+    var drawn: Int { counts.withLock { $0.drawn } }
+    var sawNonIncreasingPTS: Bool { counts.withLock { $0.sawNonIncreasingPTS } }
 
     func analyse(_ frame: VideoFrame) -> StageDecision {
-        if frame.pts <= lastPTS { sawNonIncreasingPTS = true }
-        lastPTS = frame.pts
-        analysed += 1
-        return analysed % 2 == 0 ? .draw : .passThrough
+        counts.withLock { counts in
+            if frame.pts <= counts.lastPTS { counts.sawNonIncreasingPTS = true }
+            counts.lastPTS = frame.pts
+            counts.analysed += 1
+            return counts.analysed % 2 == 0 ? .draw : .passThrough
+        }
     }
 
     func draw(on frame: VideoFrame) {
-        drawn += 1
+        counts.withLock { $0.drawn += 1 }
         let box = Self.box
         for y in box.y..<(box.y + box.size) {
             frame.luma.row(y).advanced(by: box.x).update(repeating: 235, count: box.size)
