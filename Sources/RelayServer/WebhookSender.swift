@@ -33,8 +33,6 @@ public final class WebhookSender: Sendable {
     private let events: EventHub
     private let logger: Logger
     private let figures: Mutex<[Figures]>
-    /// Raised when `run` is cancelled: a POST under way ends within about a second.
-    private let stopping = WebhookPost.StopSignal()
 
     public init(hooks: [ServeConfig.Webhook], events: EventHub, logger: Logger) {
         self.hooks = hooks
@@ -57,14 +55,15 @@ public final class WebhookSender: Sendable {
         defer { for subscription in subscriptions { events.unsubscribe(subscription.id) } }
         let posters = NIOThreadPool(numberOfThreads: hooks.count)
         posters.start()
-        stopping.raised.store(false, ordering: .relaxed)
+        // Raised when this task is cancelled: a POST under way ends within about a second.
+        let stopping = WebhookPost.StopSignal()
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 for (index, subscription) in subscriptions.enumerated() {
                     group.addTask { [self] in
                         for await event in subscription.events {
                             if Task.isCancelled { break }
-                            await deliver(event, to: index, on: posters)
+                            await deliver(event, to: index, on: posters, stopping: stopping)
                         }
                     }
                 }
@@ -75,7 +74,7 @@ public final class WebhookSender: Sendable {
         try? await posters.shutdownGracefully()
     }
 
-    private func deliver(_ event: JSONValue, to index: Int, on posters: NIOThreadPool) async {
+    private func deliver(_ event: JSONValue, to index: Int, on posters: NIOThreadPool, stopping: WebhookPost.StopSignal) async {
         let hook = hooks[index]
         let body = Array(ControlRequest.line(event).utf8.dropLast())  // without the newline that ends a control-socket line
         let kind: String
@@ -96,7 +95,7 @@ public final class WebhookSender: Sendable {
                 }
             }
             do {
-                let status = try await posters.runIfActive { [stopping] in
+                let status = try await posters.runIfActive {
                     try WebhookPost.send(body, to: hook.url, headers: headers, timeout: Self.timeout, stopping: stopping)
                 }
                 if (200..<300).contains(status) {
