@@ -5,21 +5,27 @@ import StreamPlan
 /// (output.gst, sink-<kind>.gst, output-audio.gst). Each output has its own pipeline and bus, so
 /// that one that fails is stopped and rebuilt without touching the encoder or another output.
 ///
-/// `@unchecked Sendable` because of its C pointers, all `let`: the pipeline and its appsrcs are
-/// GStreamer objects, whose calls used here (state changes, pushes, caps, levels) are thread-safe.
-final class OutputPipeline: @unchecked Sendable {
-    let pipeline: UnsafeMutablePointer<GstElement>
-    private let videoSource: UnsafeMutablePointer<GstElement>
-    private let audioSource: UnsafeMutablePointer<GstElement>?
+/// Its GStreamer objects are held as `ElementPointer`s (see there why they may be shared), so the
+/// compiler checks that nothing else in it crosses threads.
+final class OutputPipeline: Sendable {
+    private let pipelineElement: ElementPointer
+    private let videoSourceElement: ElementPointer
+    private let audioSourceElement: ElementPointer?
+
+    var pipeline: UnsafeMutablePointer<GstElement> { pipelineElement.pointer }
+    private var videoSource: UnsafeMutablePointer<GstElement> { videoSourceElement.pointer }
+    private var audioSource: UnsafeMutablePointer<GstElement>? { audioSourceElement?.pointer }
 
     init(description: String, files: [String], withAudio: Bool, threadTag: ThreadTag) throws(MediaError) {
-        pipeline = try GStreamer.parse(description, files: files)
+        let pipeline = try GStreamer.parse(description, files: files)
+        let videoSource: UnsafeMutablePointer<GstElement>
         do {
             videoSource = try GStreamer.element("video_in", in: pipeline, files: files)
         } catch {
             fr_unref(pipeline)
             throw error
         }
+        let audioSource: UnsafeMutablePointer<GstElement>?
         do {
             audioSource = withAudio ? try GStreamer.element("audio_in", in: pipeline, files: files) : nil
         } catch {
@@ -27,6 +33,9 @@ final class OutputPipeline: @unchecked Sendable {
             fr_unref(pipeline)
             throw error
         }
+        pipelineElement = ElementPointer(pointer: pipeline)
+        videoSourceElement = ElementPointer(pointer: videoSource)
+        audioSourceElement = audioSource.map(ElementPointer.init(pointer:))
         TaskNamer.install(on: pipeline, tag: threadTag) { _ in .mux }
     }
 

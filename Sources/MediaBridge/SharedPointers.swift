@@ -9,8 +9,9 @@ internal import CGStreamer
 /// `@unchecked Sendable` because the pointer is immutable and a GstElement is a GstObject: its
 /// reference count is atomic, and its properties, pads, children and state are guarded by
 /// GStreamer's own locks, so the calls made through a shared one (state changes, getting and
-/// setting properties, appsink pulls, adding to a bin, linking pads, connecting and disconnecting
-/// signal handlers, bus pops) are thread-safe by GStreamer's contract.
+/// setting properties, appsink pulls, appsrc pushes, caps and levels, adding to a bin, linking
+/// pads, connecting and disconnecting signal handlers, bus pops) are thread-safe by GStreamer's
+/// contract.
 struct ElementPointer: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<GstElement>
 }
