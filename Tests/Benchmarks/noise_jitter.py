@@ -20,8 +20,10 @@ import numpy as np
 from PIL import Image
 
 SIGMA, FACE, FPS = 6.0, 180, 30.0
-# OneEuroFilter's defaults (LandmarkSmoothing.swift): (minimum cut-off Hz, beta) of the pose and the shape.
-POSE, SHAPE = (0.5, 0.2), (0.2, 0.06)
+# OneEuroFilter's defaults (LandmarkSmoothing.swift), of the pose and the shape: minimum cut-off Hz,
+# beta, the velocity estimate's cut-off Hz, and how many times its input's own noise a channel's
+# speed must exceed to count.
+POSE, SHAPE = (0.4, 0.2, 2.0, 1.5), (0.2, 0.06, 2.0, 1.5)
 SPEEDS = (2, 6, 30)
 
 
@@ -57,9 +59,14 @@ def sequence(photo, box, speed, path):
     encoder.wait()
 
 
-def tracks(frames, key):
-    """The first face's points (68x2) per frame from frame 10 on, None where no face is shown."""
-    return [np.array(f["faces"][0][key]) if f["faces"] else None for f in frames[10:]]
+def tracks(frames, key, speed):
+    """The placed face's points (68x2) per frame from frame 10 on, None where it is not shown: of the
+    faces shown, the one whose box is centred where `sequence` put it (a group photo shows others)."""
+    def placed(k, faces):
+        near = [f for f in faces if math.dist((f["box"][0] + f["box"][2] / 2, f["box"][1] + f["box"][3] / 2),
+                                              (300 + speed * k, 360)) < f["box"][2] / 2]
+        return np.array(near[0][key]) if near else None
+    return [placed(k, f["faces"]) for k, f in enumerate(frames) if k >= 10]
 
 
 def jitter(points):
@@ -77,13 +84,16 @@ def lag(raw, smooth, speed):
     return sum(trail) / len(trail) if trail else float("nan")
 
 
-def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, units=None):
+def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowance=0.0, units=None):
     """The One Euro filter on a sequence of arrays of 2D values (None where no face is shown); units:
-    per frame, pixels per unit of each coordinate (so that speeds are in px/s), 1 by default."""
+    per frame, pixels per unit of each coordinate (so that speeds are in px/s), 1 by default. As in
+    LandmarkSmoothing.swift, each value learns its input's noise from the second difference (a step
+    beyond 3 times the noise so far left out after the first 10) and speed within `allowance` times
+    that noise counts as none."""
     def factor(cutoff):
         tau = 1 / (2 * np.pi * cutoff)
         return 1 / (1 + tau * FPS)
-    out, velocity, smoothed = None, None, []
+    out, smoothed = None, []
     for k, raw in enumerate(frames):
         if raw is None:
             out = None
@@ -91,10 +101,18 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, units=
             continue
         if out is None:
             out, velocity = raw.copy(), np.zeros_like(raw)
+            previous, before, mean_square, inputs = raw, None, np.zeros((raw.shape[0], 1)), 1
         else:
+            unit = units(k, out) if units else 1
+            if inputs >= 2:
+                square = (((raw - 2 * previous + before) * unit) ** 2).sum(axis=1, keepdims=True)
+                seen = inputs - 2
+                take = (square <= 9 * mean_square) | (seen < 10)
+                mean_square = np.where(take, mean_square + (square - mean_square) / min(seen + 1, 30), mean_square)
+            before, previous, inputs = previous, raw, inputs + 1
             velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
-            scaled = velocity * (units(k, out) if units else 1)
-            speed = np.sqrt((scaled ** 2).sum(axis=1, keepdims=True))
+            speed = np.sqrt(((velocity * unit) ** 2).sum(axis=1, keepdims=True))
+            speed = np.maximum(0, speed - np.sqrt(mean_square / 12) * FPS * allowance)
             out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
         smoothed.append(out)
     return smoothed
@@ -165,8 +183,8 @@ def report(facerelay, corpus, pipelines, smoothings):
     with tempfile.TemporaryDirectory() as work:
         for smoothing in smoothings:
             for person, runs in sequences(facerelay, pipelines, corpus, work, smoothing).items():
-                nose, every = jitter(tracks(runs[0], "landmarks"))
-                lags = [lag(tracks(runs[s], "rawLandmarks"), tracks(runs[s], "landmarks"), s) for s in SPEEDS]
+                nose, every = jitter(tracks(runs[0], "landmarks", 0))
+                lags = [lag(tracks(runs[s], "rawLandmarks", s), tracks(runs[s], "landmarks", s), s) for s in SPEEDS]
                 print(f"{person:22s} {smoothing:9s} {nose:8.3f} {every:7.3f}" + "".join(f" {v:7.2f}" for v in lags), flush=True)
                 w = worst.setdefault(smoothing, [0.0, 0.0] + [0.0] * len(SPEEDS))
                 for i, v in enumerate([nose, every] + lags):
@@ -178,20 +196,21 @@ def report(facerelay, corpus, pipelines, smoothings):
 def tune(facerelay, corpus, pipelines):
     with tempfile.TemporaryDirectory() as work:
         runs = sequences(facerelay, pipelines, corpus, work, "none")
-    raw = {p: {s: tracks(frames, "rawLandmarks") for s, frames in r.items()} for p, r in runs.items()}
+    raw = {p: {s: tracks(frames, "rawLandmarks", s) for s, frames in r.items()} for p, r in runs.items()}
     # A 72 px jump after 30 still frames, without noise: how far the output trails on the jump's frame.
     step = [np.zeros((68, 2))] * 30 + [np.full((68, 2), 72.0)] * 5
     rows = []
     for cutoff in (0.2, 0.5, 1.0, 2.0):
         for beta in (0.05, 0.1, 0.15, 0.2, 0.3):
+            pose = (cutoff, beta) + POSE[2:]
             nose = every = 0.0
             lags = [0.0] * len(SPEEDS)
             for person, seqs in raw.items():
-                n, e = jitter(one_euro(seqs[0], (cutoff, beta)))
+                n, e = jitter(one_euro(seqs[0], pose))
                 nose, every = max(nose, n), max(every, e)
                 for i, s in enumerate(SPEEDS):
-                    lags[i] = max(lags[i], lag(seqs[s], one_euro(seqs[s], (cutoff, beta)), s))
-            jump = 72 - float(one_euro(step, (cutoff, beta))[30][0, 0])
+                    lags[i] = max(lags[i], lag(seqs[s], one_euro(seqs[s], pose), s))
+            jump = 72 - float(one_euro(step, pose)[30][0, 0])
             rows.append((nose >= 0.25, max(lags), cutoff, beta, nose, every, lags, jump))
     print(f"{len(raw)} people; worst person's figures; the pose's min cutoff Hz and beta, the shape's {SHAPE}")
     print(f"{'cutoff':>6s} {'beta':>6s} {'nose px':>8s} {'all px':>7s}" + "".join(f" {f'lag@{s}':>7s}" for s in SPEEDS) + "  jump px")
