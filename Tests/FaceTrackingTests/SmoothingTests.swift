@@ -115,13 +115,10 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
         }
         #expect(abs(output.x - (face[30].x + 180)) < 0.5)
     }
-}
 
-@Suite struct OneEuroNoiseTests {
-    /// RMS frame-to-frame motion of point 30 on a still face with noise of ±`amplitude` px, smoothed
-    /// against raw.
+    /// The share of a still face's jitter (noise of ±`amplitude` px) that passes the filter.
     func stillJitterRatio(_ filter: OneEuroFilter, amplitude: Float) -> Float {
-        let jitter = SmoothingTests().stillJitter(filter, amplitude: amplitude)
+        let jitter = stillJitter(filter, amplitude: amplitude)
         return jitter.smoothed / jitter.raw
     }
 
@@ -153,8 +150,8 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
             var worst: Float = 0
             for frame in 0..<190 {
                 let x = Float(450 - 450 * cos(2 * Double(frame) / 30))
-                let output = filter.filter(shifted(SmoothingTests().face, by: Point(x: x, y: 0), noise: &noise, amplitude: 1), at: Double(frame) / 30)
-                if frame >= 10 { worst = max(worst, abs(output[30].x - SmoothingTests().face[30].x - x)) }
+                let output = filter.filter(shifted(face, by: Point(x: x, y: 0), noise: &noise, amplitude: 1), at: Double(frame) / 30)
+                if frame >= 10 { worst = max(worst, abs(output[30].x - face[30].x - x)) }
             }
             return worst
         }
@@ -167,7 +164,7 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
     /// A face that moves no faster than its fit's noise is still followed: the allowance is taken
     /// from the measured speed, so at 2 px a frame under ±3 px noise the output trails under a frame.
     @Test func aSlowFaceUnderHeavyNoiseIsStillFollowed() {
-        let frames = SmoothingTests().lag(OneEuroFilter(), speed: 2, amplitude: 3)
+        let frames = lag(OneEuroFilter(), speed: 2, amplitude: 3)
         #expect(frames >= -0.3 && frames < 1, "lags \(frames) frames at 2 px/frame")
     }
 }

