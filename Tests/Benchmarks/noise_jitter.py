@@ -21,9 +21,9 @@ from PIL import Image
 
 SIGMA, FACE, FPS = 6.0, 180, 30.0
 # OneEuroFilter's defaults (LandmarkSmoothing.swift), of the pose and the shape: minimum cut-off Hz,
-# beta, the velocity estimate's cut-off Hz, and how many times its input's own noise a channel's
-# speed must exceed to count.
-POSE, SHAPE = (0.4, 0.2, 2.0, 1.5), (0.2, 0.06, 2.0, 1.5)
+# beta, the velocity estimate's cut-off Hz, and how many times its input's own noise is taken out
+# of a channel's speed (in quadrature).
+POSE, SHAPE = (0.4, 0.2, 2.0, 1.5), (0.2, 0.06, 2.0, 2.0)
 SPEEDS = (2, 6, 30)
 
 
@@ -88,8 +88,8 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowa
     """The One Euro filter on a sequence of arrays of 2D values (None where no face is shown); units:
     per frame, pixels per unit of each coordinate (so that speeds are in px/s), 1 by default. As in
     LandmarkSmoothing.swift, each value learns its input's noise from the second difference (a step
-    beyond 3 times the noise so far left out after the first 10) and speed within `allowance` times
-    that noise counts as none."""
+    beyond 3 times the noise so far left out after the first 10) and `allowance` times that noise
+    is taken out of the speed in quadrature."""
     def factor(cutoff):
         tau = 1 / (2 * np.pi * cutoff)
         return 1 / (1 + tau * FPS)
@@ -112,7 +112,7 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowa
             before, previous, inputs = previous, raw, inputs + 1
             velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
             speed = np.sqrt(((velocity * unit) ** 2).sum(axis=1, keepdims=True))
-            speed = np.maximum(0, speed - np.sqrt(mean_square / 12) * FPS * allowance)
+            speed = np.sqrt(np.maximum(0, speed ** 2 - mean_square / 12 * (FPS * allowance) ** 2))
             out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
         smoothed.append(out)
     return smoothed
