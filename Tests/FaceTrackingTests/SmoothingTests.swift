@@ -173,11 +173,12 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
     /// to a speed in quadrature, and is taken out so; subtracted from the speed as it is, the same
     /// noise took as much from a fast turn as from a still face, and the roll trailed 1.38 times as far.
     @Test func aNoisyFaceTurningFastKeepsItsSpeed() {
-        /// Frames the output's roll trails the face's, mean over the frames after the first 30.
+        /// The face's roll on a frame, in radians.
         func roll(_ frame: Int) -> Float {
             let degrees = (5 * frame + 60) % 240
             return Float((degrees <= 120 ? degrees : 240 - degrees) - 60) * .pi / 180
         }
+        /// Frames the output's roll trails the face's, mean over the frames after the first 30.
         func rollLag(_ filter: OneEuroFilter) -> Float {
             var noise = Noise()
             var trail: Float = 0, frames: Float = 0
