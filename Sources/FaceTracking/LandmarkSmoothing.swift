@@ -212,8 +212,11 @@ public final class OneEuroFilter: LandmarkFilter {
             let measured = (raw - output) * Float(1 / interval)
             velocity = velocity + (measured - velocity) * derivativeFactor
             let inPixels = Point(x: velocity.x * unit.x, y: velocity.y * unit.y)
-            let noiseSpeed = Double((noiseMeanSquare / 12).squareRoot()) / interval * parameters.noiseAllowance
-            let speed = max(0, Double(inPixels.dot(inPixels)) - noiseSpeed * noiseSpeed).squareRoot()
+            // In squares: the noise's speed squared is its variance per frame (a twelfth of the
+            // second difference's mean square) over the interval squared.
+            let allowedSpeed = parameters.noiseAllowance / interval
+            let noiseSquare = Double(noiseMeanSquare) / 12 * allowedSpeed * allowedSpeed
+            let speed = max(0, Double(inPixels.dot(inPixels)) - noiseSquare).squareRoot()
             output = output + (raw - output) * Self.smoothingFactor(cutoff: parameters.minimumCutoff + parameters.beta * speed, interval: interval)
         }
     }
