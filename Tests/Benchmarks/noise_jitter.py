@@ -25,6 +25,8 @@ SIGMA, FACE, FPS = 6.0, 180, 30.0
 # of a channel's speed (in quadrature).
 POSE, SHAPE = (0.4, 0.2, 2.0, 1.5), (0.2, 0.06, 2.0, 2.0)
 SPEEDS = (2, 6, 30)
+# Where `sequence` puts the face's centre on the first frame.
+START_X, CENTRE_Y = 300, 360
 
 
 def inspect(facerelay, pipelines, path, *args):
@@ -34,7 +36,7 @@ def inspect(facerelay, pipelines, path, *args):
 
 
 def sequence(photo, box, speed, path):
-    """The face still (speed 0) or sliding right at `speed` px a frame, from x = 300 to about 1000."""
+    """The face still (speed 0) or sliding right at `speed` px a frame, from x = START_X to about 1000."""
     frames = 90 if speed == 0 else min(90, 10 + 700 // speed)
     scale = FACE / box[2]
     image = Image.open(photo).convert("L")
@@ -47,8 +49,8 @@ def sequence(photo, box, speed, path):
                                 "-pix_fmt", "yuv420p", path], stdin=subprocess.PIPE)
     for frame in range(frames):
         canvas = np.full((720, 1280), 96, np.float32)
-        x = int(round(300 - cx + speed * frame))
-        y = int(round(360 - cy))
+        x = int(round(START_X - cx + speed * frame))
+        y = int(round(CENTRE_Y - cy))
         left, top = max(0, x), max(0, y)
         right, bottom = min(1280, x + face.shape[1]), min(720, y + face.shape[0])
         if right > left and bottom > top:
@@ -64,7 +66,7 @@ def tracks(frames, key, speed):
     faces shown, the one whose box is centred where `sequence` put it (a group photo shows others)."""
     def placed(k, faces):
         near = [f for f in faces if math.dist((f["box"][0] + f["box"][2] / 2, f["box"][1] + f["box"][3] / 2),
-                                              (300 + speed * k, 360)) < f["box"][2] / 2]
+                                              (START_X + speed * k, CENTRE_Y)) < f["box"][2] / 2]
         return np.array(near[0][key]) if near else None
     return [placed(k, f["faces"]) for k, f in enumerate(frames) if k >= 10]
 
@@ -111,8 +113,8 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowa
                 mean_square = np.where(take, mean_square + (square - mean_square) / min(seen + 1, 30), mean_square)
             before, previous, inputs = previous, raw, inputs + 1
             velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
-            speed = np.sqrt(((velocity * unit) ** 2).sum(axis=1, keepdims=True))
-            speed = np.sqrt(np.maximum(0, speed ** 2 - mean_square / 12 * (FPS * allowance) ** 2))
+            speed_square = ((velocity * unit) ** 2).sum(axis=1, keepdims=True)
+            speed = np.sqrt(np.maximum(0, speed_square - mean_square / 12 * (FPS * allowance) ** 2))
             out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
         smoothed.append(out)
     return smoothed
