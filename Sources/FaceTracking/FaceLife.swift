@@ -26,6 +26,7 @@ enum FaceStanding: Equatable, Sendable {
 ///
 ///     found(s) --fitted--> tracked(s')         s' from the fit's score (`scored`)
 ///     tracked(s) --fit missed--> lost(1, s) --fit missed--> ... lost(holdFrames, s) --> dropped
+///     (a missed fit of a new or doubted face also counts as a low score)
 ///     lost(n, s) --fitted--> tracked(s')
 ///     new/doubted: lowScores reaching `doubtfulFramesToDrop` --> dropped
 ///     any hidden life --detection finds it again--> found(s with lowScores cleared)
@@ -58,10 +59,18 @@ enum FaceLife: Equatable, Sendable {
     static func started(scoredByScan: Bool) -> FaceLife { .found(.new(lowScores: 0), scoredByScan: scoredByScan) }
 
     /// The fit failed, or landed where no face can be: kept hidden at its last place for `holdFrames`
-    /// frames, then dropped (nil).
-    func fitMissed(holdFrames: Int) -> FaceLife? {
+    /// frames, then dropped (nil). For a face hidden for doubt, or never shown, a missed fit is one
+    /// more frame that did not score as a face, and counts towards `dropAfter` as a low score does:
+    /// otherwise a fit on the background kept now and then, scored low each time, would restart the
+    /// hold on every kept fit and keep the face for up to `dropAfter` holds.
+    func fitMissed(holdFrames: Int, dropAfter: Int) -> FaceLife? {
         let frames = framesLost + 1
-        return frames <= holdFrames ? .lost(frames: frames, standing) : nil
+        guard frames <= holdFrames else { return nil }
+        switch standing {
+        case .shown: return .lost(frames: frames, .shown)
+        case .new(let count): return count + 1 >= dropAfter ? nil : .lost(frames: frames, .new(lowScores: count + 1))
+        case .doubted(let count): return count + 1 >= dropAfter ? nil : .lost(frames: frames, .doubted(lowScores: count + 1))
+        }
     }
 
     /// The fit landed and the detector scored it `confidence`: shown when it reaches `showAt` (the

@@ -374,6 +374,7 @@ public final class FaceTracker {
         let moved = FaceBox(x: box.x + motion.shift.x, y: box.y + motion.shift.y, width: box.width, height: box.height)
         guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: moved, angle: face.rawLandmarks.eyeLineAngle)) else { return }
         face.rawLandmarks = raw
+        face.fitStart = face.framing.region(around: raw)
         face.confirmedSize = raw.eyeDistance
         face.confirmedBoxSide = sighting.box.width
         face.sizeCheckedSide = sighting.box.width

@@ -57,6 +57,10 @@ struct FitNoise {
     /// Whether the fit moved further than the floor, or its size or roll changed beyond its noise.
     func isUnexpected(_ r: Residual) -> Bool { r.move > floor || sizeIsUnexpected(r) || beyond(r.angle, angle) }
 
+    /// Whether a face predicted at `region` is where it was at `start`, within the fit's own noise:
+    /// what a fit from either box could not tell apart.
+    func isNoise(from start: FitRegion, to region: FitRegion) -> Bool { !isUnexpected(Residual(fitted: region, predicted: start)) }
+
     /// Learns from a frame that held no surprise. Surprises are left out, so that a jump does not
     /// raise the bar for the next; the bar still rises to a noisier fit's noise, as each frame below
     /// it pulls the estimate up towards that noise's spread. A fit so noisy that nearly every frame

@@ -39,6 +39,8 @@ public struct TrackedFace {
     var sizeCheckedSide: Float
     /// How far its fit strays from the prediction on frames where nothing happened.
     var fitNoise: FitNoise
+    /// Where its last fit started: held while the face stays where it was (`FaceTracker.refit`).
+    var fitStart: FitRegion
     /// The face's size moved well away from the size detection last confirmed (it leans in or back):
     /// detection is due, before its fit grows or shrinks past what counts as plausible.
     var resized: Bool { abs(rawLandmarks.eyeDistance / max(1, confirmedSize) - 1) > 0.15 }
@@ -49,6 +51,7 @@ public struct TrackedFace {
         self.life = life
         self.confidence = confidence
         self.box = framing.box(around: raw)
+        fitStart = framing.region(around: raw)
         self.filter = filter
         rawLandmarks = raw
         landmarks = raw

@@ -33,6 +33,11 @@ public final class Scene: @unchecked Sendable {
     /// Those of them that reached beyond the box (searches for a face that jumped or was lost).
     public internal(set) var searches = 0
     public let width = 1280, height = 720
+    /// How far each fit leans from the face towards the centre of the box it starts from, as a share
+    /// of their distance (0: the fit lands on the face wherever its box is), and up to how many
+    /// pixels it scatters about that either way, new on every fit: a real fit under sensor noise.
+    public var fitLean: Float = 0, fitScatter: Float = 0
+    var fitRandom = SplitMix64(seed: 68)
 
     public init() {}
 
@@ -111,7 +116,13 @@ public final class SceneLandmarker: FaceLandmarker {
     public func fit(_ grey: Plane, in box: FaceBox, angle: Float) throws(SceneFailure) -> Landmarks? {
         if let failure = scene.landmarkerFailure { throw failure }
         let best = scene.faces.map(\.landmarks).max { Scene.box($0).overlap(with: box) < Scene.box($1).overlap(with: box) }
-        guard let best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
+        guard var best, Scene.box(best).overlap(with: box) > 0.2 else { return nil }
+        if scene.fitLean > 0 || scene.fitScatter > 0 {
+            let lean = (box.centre - Scene.box(best).centre) * scene.fitLean
+            let scatter = Point(x: scene.fitRandom.uniform(-scene.fitScatter, scene.fitScatter),
+                                y: scene.fitRandom.uniform(-scene.fitScatter, scene.fitScatter))
+            for i in 0..<68 { best[i] = best[i] + lean + scatter }
+        }
         return best
     }
 

@@ -51,11 +51,27 @@ import Testing
         var frames = 0
         while let current = life {
             #expect(!current.isShown || frames == 0)
-            life = current.fitMissed(holdFrames: 6)
+            life = current.fitMissed(holdFrames: 6, dropAfter: 4)
             frames += 1
         }
         #expect(frames == 7, "6 frames held, dropped on the 7th miss")
         #expect(FaceLife.lost(frames: 3, .shown).standing == .shown, "a lost face keeps its standing")
+    }
+
+    /// A face hidden for doubt whose fit now lands (scored low), now misses, as a fit on the
+    /// background does, is dropped on its fourth frame hidden. Without the misses counting as low
+    /// scores each kept fit restarted the hold and only the kept fits counted: dropped on the seventh
+    /// frame here, and with a fit kept every seventh frame, on the twenty-second.
+    @Test func aDoubtedFaceWhoseFitLandsOnlyNowAndThenIsDroppedAsAlwaysDoubted() {
+        var life: FaceLife? = .tracked(.shown)
+        var frames = 0
+        while let current = life {
+            life = frames % 2 == 0 ? scored(current, 0.1) : current.fitMissed(holdFrames: 6, dropAfter: 4)
+            frames += 1
+        }
+        #expect(frames == 4, "dropped after \(frames) frames hidden")
+        #expect(FaceLife.tracked(.shown).fitMissed(holdFrames: 6, dropAfter: 4) == .lost(frames: 1, .shown), "a shown face is only held")
+        #expect(FaceLife.tracked(.new(lowScores: 3)).fitMissed(holdFrames: 6, dropAfter: 4) == nil)
     }
 
     /// A lost face found again keeps what it had earned: a shown one is shown again from the doubtful
@@ -73,7 +89,7 @@ import Testing
         #expect(FaceLife.tracked(.doubted(lowScores: 3)).restarted == .found(.doubted(lowScores: 0), scoredByScan: false))
         #expect(FaceLife.lost(frames: 4, .shown).restarted == .found(.shown, scoredByScan: false))
         #expect(FaceLife.tracked(.new(lowScores: 2)).restarted.awaitsFit)
-        #expect(FaceLife.found(.shown, scoredByScan: false).fitMissed(holdFrames: 6) == .lost(frames: 1, .shown))
+        #expect(FaceLife.found(.shown, scoredByScan: false).fitMissed(holdFrames: 6, dropAfter: 4) == .lost(frames: 1, .shown))
     }
 
     /// Without `leaving`, a face cut by the edge of a close-up face cam would count as gone through
