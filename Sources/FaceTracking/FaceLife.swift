@@ -11,6 +11,23 @@ enum FaceStanding: Equatable, Sendable {
 
     var wasShown: Bool { if case .new = self { false } else { true } }
 
+    /// Fits in a row that did not score as a face.
+    var lowScores: Int {
+        switch self {
+        case .new(let count), .doubted(let count): count
+        case .shown: 0
+        }
+    }
+
+    /// The standing after one more fit that did not score as a face: a shown face is doubted.
+    var scoredLow: FaceStanding {
+        switch self {
+        case .new(let count): .new(lowScores: count + 1)
+        case .shown: .doubted(lowScores: 1)
+        case .doubted(let count): .doubted(lowScores: count + 1)
+        }
+    }
+
     /// The same standing with its count of low scores cleared (a detection found the face again).
     var rescored: FaceStanding {
         switch self {
@@ -66,11 +83,9 @@ enum FaceLife: Equatable, Sendable {
     func fitMissed(holdFrames: Int, dropAfter: Int) -> FaceLife? {
         let frames = framesLost + 1
         guard frames <= holdFrames else { return nil }
-        switch standing {
-        case .shown: return .lost(frames: frames, .shown)
-        case .new(let count): return count + 1 >= dropAfter ? nil : .lost(frames: frames, .new(lowScores: count + 1))
-        case .doubted(let count): return count + 1 >= dropAfter ? nil : .lost(frames: frames, .doubted(lowScores: count + 1))
-        }
+        guard standing != .shown else { return .lost(frames: frames, .shown) }
+        let low = standing.scoredLow
+        return low.lowScores >= dropAfter ? nil : .lost(frames: frames, low)
     }
 
     /// The fit landed and the detector scored it `confidence`: shown when it reaches `showAt` (the
@@ -79,14 +94,8 @@ enum FaceLife: Equatable, Sendable {
     func scored(_ confidence: Float, doubtfulConfidence: Float, detectionConfidence: Float, dropAfter: Int) -> FaceLife? {
         let needed = standing == .shown ? doubtfulConfidence : max(doubtfulConfidence, detectionConfidence)
         if confidence >= needed { return .tracked(.shown) }
-        let low: FaceStanding = switch standing {
-        case .new(let count): .new(lowScores: count + 1)
-        case .shown: .doubted(lowScores: 1)
-        case .doubted(let count): .doubted(lowScores: count + 1)
-        }
-        if case .new(let count) = low, count >= dropAfter { return nil }
-        if case .doubted(let count) = low, count >= dropAfter { return nil }
-        return .tracked(low)
+        let low = standing.scoredLow
+        return low.lowScores >= dropAfter ? nil : .tracked(low)
     }
 
     /// A detection found the hidden face again: it is fitted from the detection's box next, with its
