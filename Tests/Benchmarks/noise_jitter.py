@@ -23,7 +23,8 @@ SIGMA, FACE, FPS = 6.0, 180, 30.0
 # OneEuroFilter's defaults (LandmarkSmoothing.swift), of the pose and the shape: minimum cut-off Hz,
 # beta, the velocity estimate's cut-off Hz, and how many times its input's own noise is taken out
 # of a channel's speed (in quadrature).
-POSE, SHAPE = (0.4, 0.2, 2.0, 1.5), (0.2, 0.06, 2.0, 2.0)
+# (minimum cut-off Hz, beta, derivative cut-off Hz, noise allowance, held speed's half-life s)
+POSE, SHAPE = (0.4, 0.2, 2.0, 1.5, 1 / 30), (0.2, 0.06, 2.0, 2.0, 0.0)
 SPEEDS = (2, 6, 30)
 # Where `sequence` puts the face's centre on the first frame.
 START_X, CENTRE_Y = 300, 360
@@ -86,12 +87,13 @@ def lag(raw, smooth, speed):
     return sum(trail) / len(trail) if trail else float("nan")
 
 
-def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowance=0.0, units=None):
+def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowance=0.0, half_life=0.0, units=None):
     """The One Euro filter on a sequence of arrays of 2D values (None where no face is shown); units:
     per frame, pixels per unit of each coordinate (so that speeds are in px/s), 1 by default. As in
     LandmarkSmoothing.swift, each value learns its input's noise from the second difference (a step
     beyond 3 times the noise so far left out after the first 10) and `allowance` times that noise
-    is taken out of the speed in quadrature."""
+    is taken out of the speed in quadrature; a speed seen on two frames in a row is held, halving
+    every `half_life` seconds (0: none), and the cut-off follows the larger of it and this frame's."""
     def factor(cutoff):
         tau = 1 / (2 * np.pi * cutoff)
         return 1 / (1 + tau * FPS)
@@ -104,6 +106,7 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowa
         if out is None:
             out, velocity = raw.copy(), np.zeros_like(raw)
             previous, before, mean_square, inputs = raw, None, np.zeros((raw.shape[0], 1)), 1
+            last_speed, held = np.zeros((raw.shape[0], 1)), np.zeros((raw.shape[0], 1))
         else:
             unit = units(k, out) if units else 1
             if inputs >= 2:
@@ -115,6 +118,10 @@ def one_euro_channel(frames, minimum_cutoff, beta, derivative_cutoff=1.0, allowa
             velocity = velocity + ((raw - out) * FPS - velocity) * factor(derivative_cutoff)
             speed_square = ((velocity * unit) ** 2).sum(axis=1, keepdims=True)
             speed = np.sqrt(np.maximum(0, speed_square - mean_square / 12 * (FPS * allowance) ** 2))
+            if half_life > 0:
+                held = np.maximum(np.minimum(speed, last_speed), held * 0.5 ** (1 / FPS / half_life))
+                last_speed = speed
+                speed = np.maximum(speed, held)
             out = out + (raw - out) * factor(minimum_cutoff + beta * speed)
         smoothed.append(out)
     return smoothed
