@@ -195,8 +195,8 @@ func shifted(_ landmarks: Landmarks, by offset: Point, noise: inout Noise, ampli
     /// reversal, 5.3 % held; here 7.3 degrees without the hold). A still face's noise holds no
     /// speed: its jitter stays as it was.
     @Test func aFaceTurningBackIsNotLeftBehind() {
-        /// Worst distance of the output's roll from the face's, in degrees, on the four frames after
-        /// each reversal.
+        /// Worst distance of the output's roll from the face's, in degrees, from each reversal to
+        /// four frames after it.
         func worstAfterReversal(_ filter: OneEuroFilter) -> Float {
             var worst: Float = 0
             for (frame, output) in turningFace(filter) where frame >= 30 {
