@@ -188,7 +188,7 @@ public final class OneEuroFilter: LandmarkFilter {
         /// variance per coordinate when it is white noise.
         var noiseMeanSquare: Float = 0
         var inputs = 0
-        /// This frame's speed beyond the noise, and the speed held from frames before (px/s).
+        /// The last frame's speed beyond the noise, and the speed held from the frames before (px/s).
         var lastSpeed = 0.0, heldSpeed = 0.0
 
         init(output: Point = .zero) {

@@ -21,9 +21,8 @@ from PIL import Image
 
 SIGMA, FACE, FPS = 6.0, 180, 30.0
 # OneEuroFilter's defaults (LandmarkSmoothing.swift), of the pose and the shape: minimum cut-off Hz,
-# beta, the velocity estimate's cut-off Hz, and how many times its input's own noise is taken out
-# of a channel's speed (in quadrature).
-# (minimum cut-off Hz, beta, derivative cut-off Hz, noise allowance, held speed's half-life s)
+# beta, the velocity estimate's cut-off Hz, how many times its input's own noise is taken out of a
+# channel's speed (in quadrature), and the held speed's half-life in seconds (0: none).
 POSE, SHAPE = (0.4, 0.2, 2.0, 1.5, 1 / 30), (0.2, 0.06, 2.0, 2.0, 0.0)
 SPEEDS = (2, 6, 30)
 # Where `sequence` puts the face's centre on the first frame.
