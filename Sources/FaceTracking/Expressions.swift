@@ -4,11 +4,14 @@ public struct FaceSample {
     public let pose: HeadPose?
     /// The face's recent head poses, oldest first (about one second).
     public let poseHistory: PoseHistory
+    /// The face's recent eye aspect ratios, this frame's included: how open its eyes usually are.
+    public let eyeOpenness: EyeOpennessHistory
 
-    public init(landmarks: Landmarks, pose: HeadPose?, poseHistory: PoseHistory) {
+    public init(landmarks: Landmarks, pose: HeadPose?, poseHistory: PoseHistory, eyeOpenness: EyeOpennessHistory = EyeOpennessHistory()) {
         self.landmarks = landmarks
         self.pose = pose
         self.poseHistory = poseHistory
+        self.eyeOpenness = eyeOpenness
     }
 }
 
@@ -110,13 +113,24 @@ func ramp(_ value: Float, from low: Float, to high: Float) -> Float {
     min(1, max(0, (value - low) / (high - low)))
 }
 
-/// Eye closure from the eye aspect ratio (Soukupová and Čech, 2016): eyelid gap over eye width.
+/// Eye closure from the eye aspect ratio (Soukupová and Čech, 2016): eyelid gap over eye width,
+/// against how open this face's eyes usually are.
+///
+/// Open eyes measure 0.12-0.6 across the corpus's people (narrow eyes, eyes narrowed by a smile or
+/// by looking down, a face turned to profile), so one fixed ratio for "open" reads some people as
+/// blinking all the time and never sees them blink. The open ratio is the face's own instead: the
+/// `openPercentile` of its recent ratios (`EyeOpennessHistory`), which a blink or a closure of a few
+/// seconds does not move. A face with no history is judged against `open`.
 public struct EyeBlink: ExpressionAnalyser {
     public enum Side: Sendable { case left, right }
     public let side: Side
-    /// Aspect ratio of an open eye and of a closed one.
+    /// Aspect ratio of an open eye and of a closed one: the coefficient is 1 where the ratio has
+    /// fallen from the face's own open ratio by the part `1 - closed / open` of it.
     public var open: Float = 0.27
     public var closed: Float = 0.12
+    /// Which of the face's recent ratios is its open one: eyes are open most of the time, so a
+    /// closure counts until it fills more than the other part of the history.
+    public var openPercentile: Float = 0.8
 
     public init(side: Side) { self.side = side }
 
@@ -131,7 +145,10 @@ public struct EyeBlink: ExpressionAnalyser {
 
     public func coefficient(of face: FaceSample) -> Float {
         let ratio = Self.aspectRatio(face.landmarks, first: side == .left ? Landmark.leftEye.lowerBound : Landmark.rightEye.lowerBound)
-        return ramp(open - ratio, from: 0, to: open - closed)
+        let history = side == .left ? face.eyeOpenness.left : face.eyeOpenness.right
+        let ownOpen = history.percentile(openPercentile) ?? open
+        guard ownOpen > 0 else { return 0 }
+        return ramp(1 - ratio / ownOpen, from: 0, to: 1 - closed / open)
     }
 }
 
@@ -239,6 +256,75 @@ public struct PoseHistory {
     public subscript(index: Int) -> (yaw: Double, pitch: Double) {
         let slot = (start + index) % Self.capacity
         return (yaws[slot], pitches[slot])
+    }
+}
+
+/// A face's eye aspect ratios (`EyeBlink.aspectRatio`) on its last `RecentRatios.capacity` fitted
+/// frames, each eye apart, in fixed storage.
+public struct EyeOpennessHistory {
+    public private(set) var left = RecentRatios()
+    public private(set) var right = RecentRatios()
+
+    public init() {}
+
+    /// Adds the aspect ratios of `landmarks`' two eyes.
+    public mutating func append(_ landmarks: Landmarks) {
+        left.append(EyeBlink.aspectRatio(landmarks, first: Landmark.leftEye.lowerBound))
+        right.append(EyeBlink.aspectRatio(landmarks, first: Landmark.rightEye.lowerBound))
+    }
+
+    public mutating func removeAll() {
+        left.removeAll()
+        right.removeAll()
+    }
+}
+
+/// The last `capacity` values of one measure (150: five seconds at 30 fps), and their percentiles,
+/// without allocating.
+public struct RecentRatios {
+    public static let capacity = 150
+    private var values = InlineArray<150, Float>(repeating: 0)
+    private var next = 0
+    public private(set) var count = 0
+
+    public init() {}
+
+    public mutating func append(_ value: Float) {
+        values[next] = value
+        next = (next + 1) % Self.capacity
+        count = min(count + 1, Self.capacity)
+    }
+
+    public mutating func removeAll() {
+        next = 0
+        count = 0
+    }
+
+    /// The value `fraction` (0...1) of the way up the sorted values, rounded up; nil when empty.
+    public func percentile(_ fraction: Float) -> Float? {
+        guard count > 0 else { return nil }
+        // The stored values are the first `count` slots until the history is full, then all of them.
+        var scratch = values
+        var low = 0, high = count - 1
+        let rank = min(count - 1, Int((Float(count - 1) * min(1, max(0, fraction))).rounded(.up)))
+        // Quickselect (Hoare's partition, middle pivot): the values below `rank` end up before it.
+        while low < high {
+            let pivot = scratch[(low + high) / 2]
+            var i = low, j = high
+            while i <= j {
+                while scratch[i] < pivot { i += 1 }
+                while scratch[j] > pivot { j -= 1 }
+                if i <= j {
+                    let swapped = scratch[i]
+                    scratch[i] = scratch[j]
+                    scratch[j] = swapped
+                    i += 1
+                    j -= 1
+                }
+            }
+            if rank <= j { high = j } else if rank >= i { low = i } else { break }
+        }
+        return scratch[rank]
     }
 }
 

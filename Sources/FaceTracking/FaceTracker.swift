@@ -382,6 +382,7 @@ public final class FaceTracker {
         face.motion = .none
         face.filter.reset()
         face.poseHistory.removeAll()
+        face.eyeOpenness.removeAll()
         face.life = face.life.restarted
     }
 }

@@ -74,6 +74,56 @@ import Testing
         #expect(ended == 2, "two blinks, \(ended) end events")
     }
 
+    /// Blink events of a face whose eyes are `openness` (lid gap over eye width) on successive frames,
+    /// each frame judged with the face's history as the tracker keeps it: (frame, started) pairs.
+    func blinkEvents(_ openness: [Float]) -> [(frame: Int, started: Bool)] {
+        let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
+        var state = ExpressionState(ruleCount: 1)
+        var history = EyeOpennessHistory()
+        var events: [(frame: Int, started: Bool)] = []
+        for (frame, value) in openness.enumerated() {
+            var face = SyntheticFace()
+            face.eyeOpenLeft = value
+            history.append(face.landmarks)
+            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory(), eyeOpenness: history), rules: rules) { _, started in
+                events.append((frame, started))
+            }
+        }
+        return events
+    }
+
+    /// Open eyes measure from 0.12 (a woman looking down, t1_right) to 0.6 (the woman in profile)
+    /// on the corpus. Judged against one fixed open ratio (0.27), narrowed eyes counted as a blink
+    /// held for as long as they stayed so, and a blink from them started no event.
+    @Test func aBlinkIsJudgedAgainstTheFacesOwnOpenEyes() {
+        let narrowed = [Float](repeating: 0.14, count: 90), closed = [Float](repeating: 0.03, count: 5)
+        let fromNarrowed = blinkEvents(narrowed + closed + narrowed)
+        #expect(fromNarrowed.map(\.frame) == [90, 95] && fromNarrowed.map(\.started) == [true, false],
+                "eyes narrowed for 3 s, then a blink: events \(fromNarrowed)")
+        let fromWide = blinkEvents([Float](repeating: 0.4, count: 90) + closed + [Float](repeating: 0.4, count: 30))
+        #expect(fromWide.map(\.frame) == [90, 95], "wide eyes, then a blink: events \(fromWide)")
+        // A closure of 3 s stays one blink; one of more than 4 s (four fifths of the history) is
+        // taken for how the face now holds its eyes.
+        let open = [Float](repeating: 0.3, count: 150)
+        let held = blinkEvents(open + [Float](repeating: 0.03, count: 90) + open)
+        #expect(held.map(\.frame) == [150, 240], "eyes closed for 3 s: events \(held)")
+        let tooLong = blinkEvents(open + [Float](repeating: 0.03, count: 180))
+        #expect(tooLong.count == 2 && tooLong.first?.frame == 150 && (270...300).contains(tooLong.last?.frame ?? 0),
+                "eyes closed for 6 s: events \(tooLong)")
+    }
+
+    @Test func theEyeHistoryIsAPercentileOfTheLastValues() {
+        var recent = RecentRatios()
+        #expect(recent.percentile(0.8) == nil)
+        for value in [5, 1, 4, 2, 3] as [Float] { recent.append(value) }
+        #expect(recent.percentile(0) == 1 && recent.percentile(0.5) == 3 && recent.percentile(0.8) == 5 && recent.percentile(1) == 5)
+        // Past its capacity the oldest values go: 200 values 0..<200 keep 50..<200.
+        recent.removeAll()
+        for value in 0..<200 { recent.append(Float(value)) }
+        #expect(recent.count == RecentRatios.capacity)
+        #expect(recent.percentile(0) == 50 && recent.percentile(1) == 199 && recent.percentile(0.5) == 125)
+    }
+
     /// A new analyser plugs in through the settings; the built-in ones are untouched.
     @Test func aNewAnalyserNeedsNoChangeToTheOthers() {
         struct MouthLeftOfCentre: ExpressionAnalyser {
