@@ -20,8 +20,11 @@ struct SceneChange {
     /// Change of a block's mean, in grey levels, that counts.
     static let threshold: Float = 6
     /// The gain is measured on blocks at least this bright (darker ones say little about it), in
-    /// steps of 1/256 from 1/2 to 2, and taken as 1 beyond that.
-    static let gainFloor: Float = 16, gainSteps = 384, lowestGain: Float = 0.5
+    /// steps of 1/256 from 1/2 to 2 (`GainHistogram`), and taken as 1 beyond that.
+    static let gainFloor: Float = 16, lowestGain: Float = 0.5
+    /// Blocks counted by their ratio of brightness, one slot per gain step. A fixed-size value on the
+    /// stack: `withUnsafeTemporaryAllocation` took its 1.5 KB from the heap on every scene check.
+    private typealias GainHistogram = InlineArray<384, Int32>
     /// A block with a pixel this bright, then or now, may have clipped at white as the gain moved:
     /// each pixel then moved by the gain or less, toward white, so the block's mean may lie anywhere
     /// between its mean then and that mean times the gain (a face coming in darkens a bright block
@@ -128,27 +131,25 @@ struct SceneChange {
     /// The median of the blocks' brightness now over then, away from the faces: how much the
     /// camera's gain moved since the reference.
     private func gain(since reference: Reference, outside faces: some Sequence<FaceBox>) -> Float {
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.gainSteps) { histogram in
-            histogram.initialize(repeating: 0)
-            var counted: Int32 = 0
-            for row in 0..<rows {
-                for column in 0..<columns {
-                    let index = row * columns + column
-                    let then = reference.means[index]
-                    guard then >= Self.gainFloor, !Self.isFollowed(row: row, column: column, then: reference.faces, now: faces) else { continue }
-                    let step = Int(((current[index] / then - Self.lowestGain) * 256).rounded())
-                    histogram[min(max(step, 0), Self.gainSteps - 1)] += 1
-                    counted += 1
-                }
+        var histogram = GainHistogram(repeating: 0)
+        var counted: Int32 = 0
+        for row in 0..<rows {
+            for column in 0..<columns {
+                let index = row * columns + column
+                let then = reference.means[index]
+                guard then >= Self.gainFloor, !Self.isFollowed(row: row, column: column, then: reference.faces, now: faces) else { continue }
+                let step = Int(((current[index] / then - Self.lowestGain) * 256).rounded())
+                histogram[min(max(step, 0), histogram.count - 1)] += 1
+                counted += 1
             }
-            guard counted > 0 else { return 1 }
-            var below: Int32 = 0
-            for step in 0..<Self.gainSteps {
-                below += histogram[step]
-                if below * 2 >= counted { return Self.lowestGain + Float(step) / 256 }
-            }
-            return 1
         }
+        guard counted > 0 else { return 1 }
+        var below: Int32 = 0
+        for step in histogram.indices {
+            below += histogram[step]
+            if below * 2 >= counted { return Self.lowestGain + Float(step) / 256 }
+        }
+        return 1
     }
 
     private static func isFollowed(row: Int, column: Int, then: ContiguousArray<FaceBox>, now: some Sequence<FaceBox>) -> Bool {
