@@ -4,14 +4,14 @@ public struct FaceSample {
     public let pose: HeadPose?
     /// The face's recent head poses, oldest first (about one second).
     public let poseHistory: PoseHistory
-    /// The face's recent eye aspect ratios, this frame's included: how open its eyes usually are.
-    public let eyeOpenness: EyeOpennessHistory
+    /// The face's recent eye and brow measures, this frame's included: how it looks at rest.
+    public let history: ExpressionHistory
 
-    public init(landmarks: Landmarks, pose: HeadPose?, poseHistory: PoseHistory, eyeOpenness: EyeOpennessHistory = EyeOpennessHistory()) {
+    public init(landmarks: Landmarks, pose: HeadPose?, poseHistory: PoseHistory, history: ExpressionHistory = ExpressionHistory()) {
         self.landmarks = landmarks
         self.pose = pose
         self.poseHistory = poseHistory
-        self.eyeOpenness = eyeOpenness
+        self.history = history
     }
 }
 
@@ -119,7 +119,7 @@ func ramp(_ value: Float, from low: Float, to high: Float) -> Float {
 /// Open eyes measure 0.12-0.6 across the corpus's people (narrow eyes, eyes narrowed by a smile or
 /// by looking down, a face turned to profile), so one fixed ratio for "open" reads some people as
 /// blinking all the time and never sees them blink. The open ratio is the face's own instead: the
-/// `openPercentile` of its recent ratios (`EyeOpennessHistory`), which a blink or a closure of a few
+/// `openPercentile` of its recent ratios (`ExpressionHistory`), which a blink or a closure of a few
 /// seconds does not move. A face with no history is judged against `open`.
 public struct EyeBlink: ExpressionAnalyser {
     public enum Side: Sendable { case left, right }
@@ -145,7 +145,7 @@ public struct EyeBlink: ExpressionAnalyser {
 
     public func coefficient(of face: FaceSample) -> Float {
         let ratio = Self.aspectRatio(face.landmarks, first: side == .left ? Landmark.leftEye.lowerBound : Landmark.rightEye.lowerBound)
-        let history = side == .left ? face.eyeOpenness.left : face.eyeOpenness.right
+        let history = side == .left ? face.history.leftEye : face.history.rightEye
         let ownOpen = history.percentile(openPercentile) ?? open
         guard ownOpen > 0 else { return 0 }
         return ramp(1 - ratio / ownOpen, from: 0, to: 1 - closed / open)
@@ -190,20 +190,38 @@ public struct Smile: ExpressionAnalyser {
     }
 }
 
-/// Height of the brows above the eyes over the eye distance.
+/// Height of the brows above the eyes over the nose's length, above this face's own brows at rest.
+///
+/// Both lengths run up the face, so a head turned aside shortens neither (over the eye distance,
+/// which a turn shortens, brows rose by up to 0.2 of it on the corpus's `yaw` sequences). Brows at
+/// rest sit 0.30-0.49 of the nose's length above the eyes across the corpus's people, further apart
+/// than a raise moves them, so a raise is measured from the face's own height at rest: the
+/// `restPercentile` of its recent heights (`ExpressionHistory`). A face with no history is measured
+/// from `neutral`.
 public struct BrowRaise: ExpressionAnalyser {
-    public var neutral: Float = 0.26
-    public var raised: Float = 0.36
+    /// Brow height at rest and raised, over the nose's length: the coefficient is 1 `raised - neutral`
+    /// above the face's own height at rest.
+    public var neutral: Float = 0.38
+    public var raised: Float = 0.555
+    /// Which of the face's recent heights is its height at rest: a raise counts until it fills more
+    /// than the other part of the history.
+    public var restPercentile: Float = 0.3
     public init() {}
     public var name: String { "browRaise" }
 
-    public func coefficient(of face: FaceSample) -> Float {
-        let l = face.landmarks
-        let eyes = l.eyeDistance
-        guard eyes > 0 else { return 0 }
+    /// The brows' mean height above the eyes' centres over the nose's length (from its bridge, point
+    /// 27, to the base, point 33); 0 where the nose has no length.
+    public static func height(_ l: Landmarks) -> Float {
+        let nose = l[27].distance(to: l[33])
+        guard nose > 0 else { return 0 }
         let right = l.mean(Landmark.rightBrow).distance(to: l.mean(Landmark.rightEye))
         let left = l.mean(Landmark.leftBrow).distance(to: l.mean(Landmark.leftEye))
-        return ramp((left + right) / (2 * eyes), from: neutral, to: raised)
+        return (left + right) / (2 * nose)
+    }
+
+    public func coefficient(of face: FaceSample) -> Float {
+        let atRest = face.history.brows.percentile(restPercentile) ?? neutral
+        return ramp(Self.height(face.landmarks) - atRest, from: 0, to: raised - neutral)
     }
 }
 
@@ -259,23 +277,26 @@ public struct PoseHistory {
     }
 }
 
-/// A face's eye aspect ratios (`EyeBlink.aspectRatio`) on its last `RecentRatios.capacity` fitted
-/// frames, each eye apart, in fixed storage.
-public struct EyeOpennessHistory {
-    public private(set) var left = RecentRatios()
-    public private(set) var right = RecentRatios()
+/// A face's measures on its last `RecentRatios.capacity` fitted frames, in fixed storage: each eye's
+/// aspect ratio (`EyeBlink.aspectRatio`) and the brows' height (`BrowRaise.height`).
+public struct ExpressionHistory {
+    public private(set) var leftEye = RecentRatios()
+    public private(set) var rightEye = RecentRatios()
+    public private(set) var brows = RecentRatios()
 
     public init() {}
 
-    /// Adds the aspect ratios of `landmarks`' two eyes.
+    /// Adds the measures of `landmarks`.
     public mutating func append(_ landmarks: Landmarks) {
-        left.append(EyeBlink.aspectRatio(landmarks, first: Landmark.leftEye.lowerBound))
-        right.append(EyeBlink.aspectRatio(landmarks, first: Landmark.rightEye.lowerBound))
+        leftEye.append(EyeBlink.aspectRatio(landmarks, first: Landmark.leftEye.lowerBound))
+        rightEye.append(EyeBlink.aspectRatio(landmarks, first: Landmark.rightEye.lowerBound))
+        brows.append(BrowRaise.height(landmarks))
     }
 
     public mutating func removeAll() {
-        left.removeAll()
-        right.removeAll()
+        leftEye.removeAll()
+        rightEye.removeAll()
+        brows.removeAll()
     }
 }
 

@@ -107,8 +107,8 @@ extension FaceTracker {
         face.fittedAt = seconds
         face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
-        face.eyeOpenness.append(face.landmarks)
-        let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory, eyeOpenness: face.eyeOpenness)
+        face.expressionHistory.append(face.landmarks)
+        let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory, history: face.expressionHistory)
         let id = face.id
         face.expressions.update(sample, rules: settings.expressions.rules) { rule, started in
             expressionEvents.append(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))

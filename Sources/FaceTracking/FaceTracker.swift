@@ -382,7 +382,7 @@ public final class FaceTracker {
         face.motion = .none
         face.filter.reset()
         face.poseHistory.removeAll()
-        face.eyeOpenness.removeAll()
+        face.expressionHistory.removeAll()
         face.life = face.life.restarted
     }
 }

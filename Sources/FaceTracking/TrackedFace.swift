@@ -20,7 +20,7 @@ public struct TrackedFace {
     let filter: LandmarkFilter
     var framing: BoxFraming
     var poseHistory = PoseHistory()
-    var eyeOpenness = EyeOpennessHistory()
+    var expressionHistory = ExpressionHistory()
     var life: FaceLife
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none

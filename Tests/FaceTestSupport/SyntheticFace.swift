@@ -31,8 +31,9 @@ public struct SyntheticFace {
             let a = Float.pi * Float(i) / 16
             put(i, -0.8 * cosf(a), 0.1 + 0.8 * sinf(a))
         }
-        for i in 0..<5 { put(17 + i, -0.7 + 0.12 * Float(i), -0.2 - browHeight) }
-        for i in 0..<5 { put(22 + i, 0.22 + 0.12 * Float(i), -0.2 - browHeight) }
+        // Each brow centred over its eye, as on a face.
+        for i in 0..<5 { put(17 + i, -0.54 + 0.12 * Float(i), -0.2 - browHeight) }
+        for i in 0..<5 { put(22 + i, 0.06 + 0.12 * Float(i), -0.2 - browHeight) }
         for i in 0..<4 { put(27 + i, 0, -0.15 + 0.1 * Float(i)) }
         for i in 0..<5 { put(31 + i, -0.12 + 0.06 * Float(i), 0.3) }
         func eye(_ first: Int, _ outer: Float, _ inner: Float, _ open: Float) {

@@ -79,13 +79,13 @@ import Testing
     func blinkEvents(_ openness: [Float]) -> [(frame: Int, started: Bool)] {
         let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
         var state = ExpressionState(ruleCount: 1)
-        var history = EyeOpennessHistory()
+        var history = ExpressionHistory()
         var events: [(frame: Int, started: Bool)] = []
         for (frame, value) in openness.enumerated() {
             var face = SyntheticFace()
             face.eyeOpenLeft = value
             history.append(face.landmarks)
-            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory(), eyeOpenness: history), rules: rules) { _, started in
+            state.update(FaceSample(landmarks: face.landmarks, pose: nil, poseHistory: PoseHistory(), history: history), rules: rules) { _, started in
                 events.append((frame, started))
             }
         }
@@ -110,6 +110,39 @@ import Testing
         let tooLong = blinkEvents(open + [Float](repeating: 0.03, count: 180))
         #expect(tooLong.count == 2 && tooLong.first?.frame == 150 && (270...300).contains(tooLong.last?.frame ?? 0),
                 "eyes closed for 6 s: events \(tooLong)")
+    }
+
+    /// browRaise of a face shown `heights` (brow height above the eyes, in units of its size) on
+    /// successive frames, each judged with the face's history, and the frames it was on.
+    func browRaise(_ heights: [Float], turned yaw: Float = 0) -> (last: Float, on: [Int]) {
+        let rule = ExpressionRule(BrowRaise(), threshold: 0.6, hysteresis: 0.15)
+        var state = ExpressionState(ruleCount: 1)
+        var history = ExpressionHistory()
+        var on: [Int] = []
+        for (frame, height) in heights.enumerated() {
+            var face = SyntheticFace()
+            face.browHeight = height
+            // Turned about the vertical axis, seen from afar: every width shortens, no height does.
+            var landmarks = face.landmarks
+            for i in 0..<68 { landmarks[i].x = face.centre.x + (landmarks[i].x - face.centre.x) * cosf(yaw * .pi / 180) }
+            history.append(landmarks)
+            state.update(FaceSample(landmarks: landmarks, pose: nil, poseHistory: PoseHistory(), history: history), rules: [rule]) { _, _ in }
+            if state.active[0] { on.append(frame) }
+        }
+        return (state.coefficients[0], on)
+    }
+
+    /// Brows at rest sit 0.30-0.49 of the nose's length above the eyes across the corpus, further
+    /// apart than a raise moves them, and over the eye distance a turned head's brows rose. Measured
+    /// over the eye distance from one fixed height at rest, high brows were raised all the time
+    /// (0.73 here) and a head turned 60 degrees raised them (1.0).
+    @Test func browsAreRaisedFromTheFacesOwnRestAndNotByATurn() {
+        let high = browRaise([Float](repeating: 0.3, count: 90) + [Float](repeating: 0.42, count: 20) + [Float](repeating: 0.3, count: 30))
+        #expect(high.on == Array(90..<110), "high brows at rest for 3 s, raised for 20 frames: on at \(high.on)")
+        let turned = browRaise([Float](repeating: 0.18, count: 60), turned: 60)
+        #expect(turned.on.isEmpty && turned.last < 0.1, "a face turned 60 degrees: browRaise \(turned.last), on at \(turned.on)")
+        let turnedAtOnce = browRaise([0.18], turned: 60)
+        #expect(turnedAtOnce.last < 0.2, "a face turned 60 degrees, with no history: browRaise \(turnedAtOnce.last)")
     }
 
     @Test func theEyeHistoryIsAPercentileOfTheLastValues() {
