@@ -3,7 +3,8 @@
 /// frame thread, both at once as one whole scan. A still scene holds no new face, so after the first
 /// frame each scan waits until the scene away from the followed faces changed since it last ran
 /// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
-/// missing, and the watch after a face was lost, bring the coarse scan forward.
+/// missing, and the watch after a face was lost, bring forward the scan whose levels hold that
+/// face's size.
 ///
 /// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
 struct DetectionScheduler: Sendable {
@@ -12,8 +13,11 @@ struct DetectionScheduler: Sendable {
         /// A face is hidden (just found, doubted, lost): the fine scan waits, as it would hold up
         /// the coarse scan that looks for that face.
         var anyHidden = false
-        /// A face shown before is hidden and not leaving through an edge: it may be anywhere now.
+        /// A face shown before is hidden and not leaving through an edge: it may be anywhere now,
+        /// and the coarse scan looks for it on every frame the detection thread is free.
         var shownFaceMissing = false
+        /// The same, for a face of a size only the fine scan's levels hold: the fine scan looks for it.
+        var smallFaceMissing = false
         /// A face's size moved away from the size detection last confirmed (it leans in or back).
         var anyResized = false
     }
@@ -25,16 +29,31 @@ struct DetectionScheduler: Sendable {
     private(set) var coarseDue = true, fineDue = true
     /// Detection runs often until this frame: a face left through an edge, or was lost in view.
     private(set) var watchUntil = Int.min / 2
+    /// The watch looks for a face of a size only the fine scan's levels hold.
+    private(set) var watchesForSmallFace = false
 
     init(settings: FaceTracker.Settings) { self.settings = settings }
 
     func isWatching(at frame: Int) -> Bool { frame < watchUntil }
 
-    /// A shown face was lost: watch for it for `lostWatchFrames`.
-    mutating func watch(from frame: Int) { watchUntil = frame + settings.lostWatchFrames }
+    /// A shown face was lost: watch for it for `lostWatchFrames`. `small`: only the fine scan's
+    /// levels hold a face of its size, so the watch's scans are fine ones, and the first is due
+    /// whatever the scene did: a face whose fit slid off it is still there, and a change where
+    /// the last scan saw it is no news to the scene check.
+    mutating func watch(from frame: Int, small: Bool) {
+        if !isWatching(at: frame) { watchesForSmallFace = false }
+        watchUntil = frame + settings.lostWatchFrames
+        if small {
+            watchesForSmallFace = true
+            fineDue = true
+        }
+    }
 
     /// Every face lost is back.
-    mutating func endWatch(at frame: Int) { watchUntil = min(watchUntil, frame) }
+    mutating func endWatch(at frame: Int) {
+        watchUntil = min(watchUntil, frame)
+        watchesForSmallFace = false
+    }
 
     /// Whether to measure the scene on this frame: only while a scan waits for a change.
     func sceneCheckDue(at frame: Int, fineUseful: Bool) -> Bool {
@@ -54,6 +73,11 @@ struct DetectionScheduler: Sendable {
     func scan(at frame: Int, faces: Faces, fineUseful: Bool, synchronous: Bool) -> DetectionScan? {
         let coarse = coarseScanDue(at: frame, faces: faces)
         if synchronous && coarse && (fineSpacedOut(at: frame) || !fineUseful) { return .whole }
+        // A small face missing, or watched for, is looked for as a large one is, taking turns
+        // with the coarse scan when that looks for another face.
+        let fine = fineUseful
+            && (faces.smallFaceMissing || watchesForSmallFace && watchScanDue(at: frame, since: lastFineScan, due: fineDue))
+        if fine && (!coarse || lastFineScan <= lastCoarseScan) { return .fine }
         if coarse { return .coarse }
         return fineUseful && fineSpacedOut(at: frame) && !isWatching(at: frame) && !faces.anyHidden ? .fine : nil
     }
@@ -78,8 +102,15 @@ struct DetectionScheduler: Sendable {
         if since >= interval * settings.coarseRescanCycles { return true }
         if since >= interval && (coarseDue || faces.anyResized) { return true }
         if faces.shownFaceMissing { return true }
+        return watchScanDue(at: frame, since: lastCoarseScan, due: coarseDue)
+    }
+
+    /// While the watch lasts, a scan runs when the scene changed (`due`), a third of an interval
+    /// or `watchDetectionInterval` after it last ran (`since`), whichever is longer.
+    private func watchScanDue(at frame: Int, since last: Int, due: Bool) -> Bool {
+        let interval = settings.detectionInterval
         let watchSpacing = max(min(interval, settings.watchDetectionInterval), interval / 3)
-        return isWatching(at: frame) && coarseDue && since >= watchSpacing
+        return isWatching(at: frame) && due && frame - last >= watchSpacing
     }
 
     /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds

@@ -110,7 +110,8 @@ public final class FaceTracker {
         }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
         guard synchronous || worker.currentPhase == .idle,
-              let scan = scheduler.scan(at: frameIndex, faces: detectionNeeds, fineUseful: fineUseful, synchronous: synchronous)
+              let scan = scheduler.scan(at: frameIndex, faces: detectionNeeds(fineUseful: fineUseful), fineUseful: fineUseful,
+                                        synchronous: synchronous)
         else { return }
         prepareDetection(grey, scan, fineUseful: fineUseful)
         if synchronous {
@@ -137,15 +138,17 @@ public final class FaceTracker {
     }
 
     /// What the faces ask of detection on this frame. A shown face hidden (lost or doubted) may be
-    /// elsewhere by now; not one held while it moves out through the frame's edge: it is leaving, and
-    /// is looked for there on every frame while it is held.
-    private var detectionNeeds: DetectionScheduler.Faces {
+    /// elsewhere by now, and is looked for by the scan whose levels hold its size; not one held while
+    /// it moves out through the frame's edge: it is leaving, and is looked for there on every frame
+    /// while it is held.
+    private func detectionNeeds(fineUseful: Bool) -> DetectionScheduler.Faces {
         var needs = DetectionScheduler.Faces()
         for face in faces {
             needs.anyResized = needs.anyResized || face.resized
             guard !face.isShown else { continue }
             needs.anyHidden = true
-            if face.life.standing.wasShown && face.edge != .leaving { needs.shownFaceMissing = true }
+            guard face.life.standing.wasShown && face.edge != .leaving else { continue }
+            if isSmall(face, fineUseful: fineUseful) { needs.smallFaceMissing = true } else { needs.shownFaceMissing = true }
         }
         return needs
     }
@@ -172,7 +175,7 @@ public final class FaceTracker {
             // every few frames.
             let face = faces.remove(at: index)
             if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
-                scheduler.watch(from: frameIndex)
+                scheduler.watch(from: frameIndex, small: isSmall(face, fineUseful: fineScanUseful(grey)))
                 if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
                 lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(face), angle: face.rawLandmarks.eyeLineAngle),
                                           firstLaterID: nextID))
@@ -275,6 +278,15 @@ public final class FaceTracker {
             side *= 6 / 5
         }
         return level
+    }
+
+    /// Whether only the fine scan's levels hold a face of `face`'s size, the box side detection last
+    /// found it at (nearer the fine scan's largest faces than the coarse scan's smallest): the
+    /// coarse scan would not find it again (row `small1080`: the woman in profile, at 104 px).
+    private func isSmall(_ face: TrackedFace, fineUseful: Bool) -> Bool {
+        var coarseSide = Self.detectorFaceSide
+        for _ in 0..<(finestLevel + settings.fineScanLevels) { coarseSide *= 6 / 5 }
+        return fineUseful && face.confirmedBoxSide < coarseSide * (5 / 6 as Float).squareRoot()
     }
 
     /// Pyramid levels of `grey` the detector finds faces on: those at least its 80-pixel window tall and wide.

@@ -277,6 +277,7 @@ private final class GatedDetector: FaceDetector {
     }
 }
 
-private final class NoPoseSolver: PoseSolver {
+/// No head pose: the tests that use it check landmarks only.
+final class NoPoseSolver: PoseSolver {
     func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
 }

