@@ -37,9 +37,9 @@ struct DetectionScheduler: Sendable {
     func isWatching(at frame: Int) -> Bool { frame < watchUntil }
 
     /// A shown face was lost: watch for it for `lostWatchFrames`. `small`: only the fine scan's
-    /// levels hold a face of its size, so the watch's scans are fine ones, and the first is due
-    /// whatever the scene did: a face whose fit slid off it is still there, and a change where
-    /// the last scan saw it is no news to the scene check.
+    /// levels hold a face of its size, so the watch runs fine scans as well as coarse ones, and the
+    /// first is due whatever the scene did: a face whose fit slid off it is still there, and a
+    /// change where the last scan saw it is no news to the scene check.
     mutating func watch(from frame: Int, small: Bool) {
         if !isWatching(at: frame) { watchesForSmallFace = false }
         watchUntil = frame + settings.lostWatchFrames

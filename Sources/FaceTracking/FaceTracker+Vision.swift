@@ -32,10 +32,10 @@ extension FaceTracker {
     /// `region` a pyramid step (6/5) smaller and larger, as far: the best of the three. A fit that
     /// grew or shrank off the face is off centre too, so a window of another size placed on the
     /// fit's centre misses the face by a HOG cell or more. Row `small1080`: the woman in profile's
-    /// fit grows from 106 to 113 px; the window a step smaller, searched, scores 1.0 12 px lower and
-    /// she is fitted again from it (105 px). Placed on the centre, it had scored below the window at
-    /// the fit's size, which leaves the fit alone: it grew to 130 px the next frame (21 % off), she
-    /// was lost on the one after, and the window a step smaller there scored -0.7, 8 px off.
+    /// fit grows from 106 to 113 px; the window a step smaller, searched, scores 1.0 10 px to the
+    /// side, and she is fitted again from it (105 px). Placed on the centre, it had scored below the
+    /// window at the fit's size, which leaves the fit alone: it grew to 130 px the next frame (21 %
+    /// off), she was lost on the one after, and the window a step smaller there scored -0.7, 8 px off.
     func locate(_ grey: Plane, around region: FitRegion, reach: Float, scales: Bool) -> FaceSighting? {
         guard var best = locate(grey, around: region, reach: reach) else { return nil }
         guard scales else { return best }
