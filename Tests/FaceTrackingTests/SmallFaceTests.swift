@@ -65,15 +65,21 @@ final class CorpusSequence {
                                      "--crop=" + entry[2], "--name-prefix", person + ".", name], timeout: 600)
         video = motion + "/\(person).\(name).mp4"
         frames = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: motion + "/\(person).\(name).truth.json"))).frames
+        reference = try Self.reference(onTile: motion + "/\(person).face_tile.png")
+    }
+
+    /// The fit on a face-motion.py tile (`face_tile.png`), unmoved and without smoothing: where every
+    /// sequence made from it has its landmarks, moved by the truth's matrices.
+    static func reference(onTile path: String) throws -> Landmarks {
         var settings = FaceTracker.Settings()
         settings.smoothing = .none
         settings.synchronousDetection = true
         let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                 detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
-        try FrameFileReader(path: motion + "/\(person).face_tile.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines"))
+        try FrameFileReader(path: path, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines"))
             .forEachFrame { frame, _ in still.process(frame.luma, seconds: 0) }
-        guard let face = still.faces.first else { throw FixtureError(description: "no face on \(person).face_tile.png") }
-        reference = face.rawLandmarks
+        guard let face = still.faces.first else { throw FixtureError(description: "no face on \(path)") }
+        return face.rawLandmarks
     }
 
     /// The reference landmarks placed on frame `index` (its first face), and their outer-eye-corner distance.

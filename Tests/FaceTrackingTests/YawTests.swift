@@ -92,16 +92,7 @@ private final class YawSequence: Sendable {
         video = directory + "/motion/yaw.mp4"
         do {
             truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/motion/yaw.truth.json")))
-            var settings = FaceTracker.Settings()
-            settings.smoothing = .none
-            settings.synchronousDetection = true
-            let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
-                                    detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
-            try FrameFileReader(path: directory + "/motion/face_tile.png", library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, _ in
-                still.process(frame.luma, seconds: 0)
-            }
-            guard let face = still.faces.first else { throw FixtureError(description: "no face on face_tile.png") }
-            reference = face.rawLandmarks
+            reference = try CorpusSequence.reference(onTile: directory + "/motion/face_tile.png")
         } catch let error as FixtureError {
             throw error
         } catch {
