@@ -182,10 +182,6 @@ void similarity(const dlib::matrix<float, 0, 1> &from, const dlib::matrix<float,
 
 extern "C" {
 
-}  // namespace
-
-extern "C" {
-
 fv_landmark_model *fv_landmark_model_load(const char *model_path, char **error) {
     std::ifstream probe(model_path, std::ios::binary);
     if (!probe) {

@@ -92,6 +92,7 @@ import TestFixtures
     /// one, /metrics and the dashboard answer only to it, and the health check to anyone.
     @Test func aNonLoopbackPortNeedsAToken() throws {
         let directory = try Package.temporaryDirectory("serve-token")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let port = freePort()
         try "control_socket: \(directory)/control.sock\nhttp: 0.0.0.0:\(port)\n".write(toFile: directory + "/open.yml", atomically: true, encoding: .utf8)
         let refused = try ChildProcess(Package.facerelay, ["serve", "--config", directory + "/open.yml"], logDirectory: directory, name: "refused")

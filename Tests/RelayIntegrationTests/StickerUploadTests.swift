@@ -50,6 +50,7 @@ import TestFixtures
 
     @Test func aPackageIsWrittenWholeLoadedAndListedAndReplacedOnlyWhenAsked() throws {
         let (serve, stickers) = try Self.serve("upload-good")
+        defer { try? FileManager.default.removeItem(atPath: stickers) }
         defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
         let files = try Self.writePackage(in: serve.directory + "/badge")
         let created = try Self.upload(serve, fields: ["name": "my-badge"], files: files)
@@ -68,6 +69,7 @@ import TestFixtures
 
     @Test func everyBadUploadIsRefusedWithItsReasonAndNothingIsWritten() throws {
         let (serve, stickers) = try Self.serve("upload-bad")
+        defer { try? FileManager.default.removeItem(atPath: stickers) }
         defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
         let before = Self.listing(stickers)
         let good = try Self.writePackage(in: serve.directory + "/good")

@@ -43,6 +43,7 @@ import TestFixtures
     @Test func aStreamerMakesAStickerFromTheirPictureAndWearsItLive() throws {
         let platform = try NginxRTMP()
         let stickers = try Package.temporaryDirectory("studio-stickers")
+        defer { try? FileManager.default.removeItem(atPath: stickers) }
         try FileManager.default.copyItem(atPath: Package.root.appendingPathComponent("Stickers/moustache").path, toPath: stickers + "/moustache")
         let serve = try ServeProcess("stickers: \(stickers)\ndefaults:\n  sticker: none\n  input_timeout_s: 0\n", name: "serve-studio")
         defer { #expect(serve.terminate() == 0, "\(serve.log.suffix(1000))") }
