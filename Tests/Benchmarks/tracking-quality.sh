@@ -12,15 +12,17 @@
 # constants changed (`inspect --tracker-setting`), to measure what a rule earns: set it so that it
 # never acts (e.g. "nowatch:lostWatchFrames=0 norescan:coarseRescanCycles=1000000").
 # The sequences are made once per person, as motion/PERSON.SEQ.mp4 beside their truth, and kept.
+# SEED=N makes and runs them under another draw of the sensor noise (in motion-seedN/): a row that
+# moves from one draw to the next says less than a row that holds.
 #   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [VARIANTS=...] [PEOPLE="astronaut obama"] \
-#     [SEQUENCES="slide jumps"] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
+#     [SEQUENCES="slide jumps"] [SEED=3] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 facerelay=${FACERELAY:-$root/.build/release/facerelay}
 [ -x "$facerelay" ] || { echo "build first: swift build -c release (or set FACERELAY)" >&2; exit 1; }
 # A build outside .build/ does not find the pipeline templates by itself.
 export FACERELAY_PIPELINES=${FACERELAY_PIPELINES:-$root/Pipelines}
-fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion
+fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion${SEED:+-seed$SEED}
 corpus=$(dirname "$fixtures")/corpus
 people_list=$root/Tests/Fixtures/corpus-people.txt
 runs=${RUNS:-5}
@@ -34,7 +36,7 @@ for person in $people; do
   read -r photo crop <<< "$entry"
   # Only the sequences missing (or cut from another photo or crop) are made.
   # shellcheck disable=SC2086
-  "$root/Tests/Fixtures/face-motion.py" "$corpus/$photo" "$fixtures" --crop="$crop" --name-prefix "$person." $sequences > /dev/null
+  "$root/Tests/Fixtures/face-motion.py" "$corpus/$photo" "$fixtures" --crop="$crop" --name-prefix "$person." ${SEED:+--seed "$SEED"} $sequences > /dev/null
 done
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT

@@ -55,6 +55,8 @@ from PIL import Image
 WIDTH, HEIGHT, FPS = 1280, 720, 30
 # The face in astronaut.png (512x512): a square around it, hair to chin (dlib's box: 179, 83, 88 px).
 CROP = (123, 25, 323, 225)
+# The sensor noise's draw of the sequences the tests and the benchmark use (--seed for others).
+DEFAULT_SEED = 7
 TILE = 480
 
 
@@ -312,7 +314,7 @@ def cut_tile(photo, crop):
 
 
 def stale(truth_path, source):
-    """Whether the truth already written there is of another photo or crop (older ones name none)."""
+    """Whether the truth already written there is of another photo, crop or noise draw (older ones name none)."""
     try:
         with open(truth_path) as f:
             written = json.load(f).get("source")
@@ -328,6 +330,9 @@ def arguments():
     parser.add_argument("--crop", help="X,Y,SIDE: the square around the face in photo pixels (default: astronaut.png's); "
                         "write --crop=X,Y,SIDE when X is negative")
     parser.add_argument("--name-prefix", default="", help="put before every file name written (e.g. 'obama.')")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help="the sensor noise's draw: the same motion under other noise, to check a result on noise "
+                        "the tests never saw")
     parser.add_argument("names", nargs="*", metavar="NAME", help="sequences to make (default: all)")
     args = parser.parse_intermixed_args()
     if args.crop:
@@ -350,6 +355,8 @@ def main():
     face.save(os.path.join(out, prefix + "face_tile.png"))
     tile = face.convert("RGBA")
     source = {"photo": os.path.basename(args.photo), "crop": [args.crop[0], args.crop[1], args.crop[2] - args.crop[0]]}
+    if args.seed != DEFAULT_SEED:
+        source["seed"] = args.seed
     for name, (frames, sigma, faces, *size) in sequences().items():
         if name not in wanted:
             continue
@@ -360,7 +367,7 @@ def main():
         truth_path = os.path.join(out, prefix + name + ".truth.json")
         if os.path.exists(target) and not stale(truth_path, source):
             continue
-        rng = np.random.default_rng(7)
+        rng = np.random.default_rng(args.seed)
         scene = scrolling_scene(width, height, np.random.default_rng(11)) if name in SCROLLING else None
         encoder = subprocess.Popen(
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
