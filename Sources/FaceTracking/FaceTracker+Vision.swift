@@ -41,7 +41,7 @@ extension FaceTracker {
         guard scales else { return best }
         for factor: Float in [5 / 6, 6 / 5] {
             let side = region.box.width * factor, centre = region.box.centre
-            let scaled = FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: region.angle)
+            let scaled = FitRegion(box: FaceBox(centre: centre, side: side), angle: region.angle)
             if let other = locate(grey, around: scaled, reach: reach), other.score > best.score { best = other }
         }
         return best

@@ -197,7 +197,7 @@ public final class FaceTracker {
         let side = face.confirmedBoxSide
         guard side > 0 else { return face.box }
         let centre = face.box.centre
-        return FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
+        return FaceBox(centre: centre, side: side)
     }
 
     /// Looks with the detector around where faces were lost, on this frame (about 1.3 ms a region, every

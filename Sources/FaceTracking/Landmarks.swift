@@ -38,6 +38,11 @@ public struct FaceBox: Sendable, Equatable {
         self.height = height
     }
 
+    /// The square of `side` centred on `centre`.
+    public init(centre: Point, side: Float) {
+        self.init(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side)
+    }
+
     public var centre: Point { Point(x: x + width / 2, y: y + height / 2) }
     public var area: Float { max(0, width) * max(0, height) }
 

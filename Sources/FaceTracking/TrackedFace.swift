@@ -131,7 +131,7 @@ struct BoxFraming {
         let c = cosf(angle), s = sinf(angle)
         let centre = g.centroid + motion.shift + Point(x: offsetX * g.width, y: offsetY * g.height).rotated(cos: c, sin: s)
         let side = sideScale * (max(g.width, 1) * max(g.height, 1)).squareRoot()
-        return FitRegion(box: FaceBox(x: centre.x - side / 2, y: centre.y - side / 2, width: side, height: side), angle: angle)
+        return FitRegion(box: FaceBox(centre: centre, side: side), angle: angle)
     }
 }
 
