@@ -97,6 +97,7 @@ extension FaceTracker {
                                           detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop)
         else { return false }
         face.life = life
+        if face.edge == .inside, face.isShown { face.wholeRegion = region }
         guard face.isShown else { return true }
         if wasHidden { face.filter.reset() }
         face.landmarks = face.filter.filter(raw, at: seconds)

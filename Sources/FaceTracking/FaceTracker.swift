@@ -177,8 +177,7 @@ public final class FaceTracker {
             if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
                 scheduler.watch(from: frameIndex, small: isSmall(face, fineUseful: fineScanUseful(grey)))
                 if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
-                lostFaces.append(LostFace(region: FitRegion(box: Self.lostBox(face), angle: face.rawLandmarks.eyeLineAngle),
-                                          firstLaterID: nextID))
+                lostFaces.append(LostFace(region: Self.lostRegion(face), firstLaterID: nextID))
             } else if !face.life.standing.wasShown {
                 for lost in lostFaces.indices where lostFaces[lost].isCovered(by: face) {
                     lostFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
@@ -187,17 +186,19 @@ public final class FaceTracker {
         }
     }
 
-    /// Where a face that is dropped is looked for: its last box, resized about its centre to the size
-    /// detection last found the face at. A face comes back as large as it was, and its last box is
-    /// seldom that size: a face lost in view (turned away until its fit no longer scored as a face)
-    /// leaves a turned face's box, narrower and off to one side; a face leaving through an edge leaves
-    /// the box of a fit stretched over what is left of it (256 px for a 180 px face). Either is beyond
-    /// the scale the search tolerates.
-    static func lostBox(_ face: TrackedFace) -> FaceBox {
-        let side = face.confirmedBoxSide
-        guard side > 0 else { return face.box }
-        let centre = face.box.centre
-        return FaceBox(centre: centre, side: side)
+    /// Where a face that is dropped is looked for: where it was last shown wholly in view, at the
+    /// size detection last found it at. A face leaving through an edge is fitted on what is left of
+    /// it, and those fits slide along the edge, stretch and turn (grace_hopper leaving at the top: the
+    /// last fit 40 px to her side and turned 81 degrees, where the search, looking for a face turned
+    /// so, never saw her come back upright: found 16 frames late on `leave_top`); it comes back in
+    /// where it was last whole, turned as it was then. A face comes back as large as it was, and its
+    /// box is seldom that size: a face lost in view (turned away until its fit no longer scored as a
+    /// face) leaves a turned face's box, narrower and off to one side. Either is beyond the scale the
+    /// search tolerates.
+    static func lostRegion(_ face: TrackedFace) -> FitRegion {
+        let whole = face.wholeRegion, side = face.confirmedBoxSide
+        guard side > 0 else { return whole }
+        return FitRegion(box: FaceBox(centre: whole.box.centre, side: side), angle: whole.angle)
     }
 
     /// Looks with the detector around where faces were lost, on this frame (about 1.3 ms a region, every
@@ -257,7 +258,7 @@ public final class FaceTracker {
         faces.lazy.map { $0.box.grown(by: 1).bounds(turnedBy: $0.rawLandmarks.eyeLineAngle) }
     }
 
-    /// The followed faces, and while the watch lasts where faces were lost (`lostBox`): the search
+    /// The followed faces, and while the watch lasts where faces were lost (`lostRegion`): the search
     /// there finds a face coming back in or turning back, so a change there is no news for the coarse
     /// scan, which looks for faces elsewhere.
     private func followedFacesAndLostRegions() -> ContiguousArray<FaceBox> {

@@ -32,6 +32,9 @@ public struct TrackedFace {
     var landmarksMotion = FaceMotion.none
     var fitInterval: Double = 0
     var edge = EdgeContact.inside
+    /// Its fit's region on the last frame it was shown wholly in view: where it is looked for once it
+    /// is dropped (`FaceTracker.lostRegion`).
+    var wholeRegion: FitRegion
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
     /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
@@ -53,6 +56,7 @@ public struct TrackedFace {
         self.confidence = confidence
         self.box = framing.box(around: raw)
         fitStart = framing.region(around: raw)
+        wholeRegion = fitStart
         self.filter = filter
         rawLandmarks = raw
         landmarks = raw

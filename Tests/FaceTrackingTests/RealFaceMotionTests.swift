@@ -244,7 +244,7 @@ private final class Stage {
 /// dlib's detector, whose results the test lets through one at a time: the detection thread as
 /// late as the test likes. The calls of the tracker's synchronous first frame (its coarse and its
 /// fine scan) are not held.
-private final class GatedDetector: FaceDetector {
+final class GatedDetector: FaceDetector {
     private let inner: DlibFaceDetector
     private let gate = DispatchSemaphore(value: 0)
     private let calls = Atomic<Int>(0)
