@@ -186,15 +186,12 @@ public final class FaceTracker {
         }
     }
 
-    /// Where a face that is dropped is looked for: where it was last shown wholly in view, at the
-    /// size detection last found it at. A face leaving through an edge is fitted on what is left of
-    /// it, and those fits slide along the edge, stretch and turn (grace_hopper leaving at the top: the
-    /// last fit 40 px to her side and turned 81 degrees, where the search, looking for a face turned
-    /// so, never saw her come back upright: found 16 frames late on `leave_top`); it comes back in
-    /// where it was last whole, turned as it was then. A face comes back as large as it was, and its
-    /// box is seldom that size: a face lost in view (turned away until its fit no longer scored as a
-    /// face) leaves a turned face's box, narrower and off to one side. Either is beyond the scale the
-    /// search tolerates.
+    /// Where a dropped face is looked for: where it was last shown wholly in view, turned as it was
+    /// then, at the size detection last found it at. The fits of a face leaving through an edge slide
+    /// along it, stretch and turn (`leave_top`: grace_hopper's last fit 40 px to her side and turned
+    /// 81 degrees; looked for there, she was found 16 frames late). It comes back as large as it was,
+    /// and its box seldom is: a face lost in view (turned away until its fit no longer scored as a
+    /// face) leaves a turned face's box, narrower and off to one side, beyond the scale the search tolerates.
     static func lostRegion(_ face: TrackedFace) -> FitRegion {
         let whole = face.wholeRegion, side = face.confirmedBoxSide
         guard side > 0 else { return whole }
