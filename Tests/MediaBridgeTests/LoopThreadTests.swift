@@ -11,17 +11,22 @@ import Testing
     func whenFreedRunsOnceTheBodysCapturesAreGone(detached: Bool) {
         let captureWasAlive = Mutex<Bool?>(nil)
         let freed = DispatchSemaphore(value: 0)
+        // The body waits until this scope has let go of `captured`: the only reference left is then
+        // the body's own, whichever thread runs first.
+        let scopeLeft = DispatchSemaphore(value: 0)
         let thread: LoopThread
         do {
             let captured = Held()
             let watch = Watch(captured)
             thread = LoopThread(detached: detached) {
+                scopeLeft.wait()
                 captured.touch()
             } whenFreed: {
                 captureWasAlive.withLock { $0 = watch.isAlive }
                 freed.signal()
             }
         }
+        scopeLeft.signal()
         #expect(freed.wait(timeout: .now() + 10) == .success, "whenFreed never ran")
         #expect(captureWasAlive.withLock { $0 } == false, "the body's capture was still alive when whenFreed ran")
         if !detached { thread.join() }
