@@ -200,7 +200,7 @@ import TestFixtures
             let shown = tracker.faces.filter { $0.isShown }
             let stock = try photo.stockDetections().filter { $0.width >= 80 }
             for face in stock {
-                let centre = Point(x: face.x + face.width / 2, y: face.y + face.height / 2)
+                let centre = face.centre
                 guard let match = shown.first(where: { $0.box.centre.distance(to: centre) < face.width * 0.3 }) else {
                     Issue.record("\(photo.name): dlib's face at \(face) (score \(face.score)) is not shown; shown: \(shown.map(\.box))")
                     continue
@@ -214,7 +214,7 @@ import TestFixtures
                 errors.append(error)
             }
             // Nothing dlib takes for a face at its own threshold is shown as one.
-            for face in shown where !stock.contains(where: { face.box.centre.distance(to: Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2)) < $0.width * 0.3 }) {
+            for face in shown where !stock.contains(where: { face.box.centre.distance(to: $0.centre) < $0.width * 0.3 }) {
                 Issue.record("\(photo.name): a face shown at \(face.box) where dlib's detector finds none")
             }
         }
@@ -263,10 +263,10 @@ import TestFixtures
                 let count = Int(dr_detect(frame, Int32(side), Int32(side), Int32(side), 0, &found, 16, &error))
                 let stocks = found.prefix(max(0, count)).filter { $0.width >= 80 }
                 // Where the faces dlib found on the first frame are now: they move with the frame.
-                if index == 0 { followed = stocks.map { Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2) } }
+                if index == 0 { followed = stocks.map { $0.centre } }
                 guard index >= allowance else { continue }
                 for stock in stocks {
-                    let centre = Point(x: stock.x + stock.width / 2, y: stock.y + stock.height / 2)
+                    let centre = stock.centre
                     guard followed.contains(where: { ($0 + Point(x: 5 * Float(index), y: 0)).distance(to: centre) < stock.width * 0.3 }) else { continue }
                     guard let match = tracker.faces.first(where: { $0.isShown && $0.box.centre.distance(to: centre) < stock.width * 0.3 }) else {
                         Issue.record("\(photo.name), \(faceSide) px, frame \(index): dlib's face at \(stock) (score \(stock.score)) is not shown")
@@ -332,7 +332,7 @@ import TestFixtures
                 let count = Int(dr_detect(clean, Int32(side), Int32(side), Int32(side), 0, &found, 16, &error))
                 // The face dlib finds at the centre, wholly on the frame (its predictor reads black beyond).
                 guard let stock = found.prefix(max(0, count)).first(where: {
-                    Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2).distance(to: centre) < $0.width * 0.3
+                    $0.centre.distance(to: centre) < $0.width * 0.3
                 }), stock.x >= 0, stock.y >= 0, stock.x + stock.width <= Float(side), stock.y + stock.height <= Float(side) else { continue }
                 var points = [Float](repeating: 0, count: 136)
                 #expect(dr_fit(predictor, clean, Int32(side), Int32(side), Int32(side), stock.x, stock.y, stock.width, stock.height, &points, &error) == 0)
@@ -348,7 +348,7 @@ import TestFixtures
                     guard index >= settle else { continue }
                     guard let shown = tracker.faces.first(where: { $0.isShown && $0.box.centre.distance(to: centre) < stock.width * 0.3 }) else {
                         let count = Int(dr_detect(frame, Int32(side), Int32(side), Int32(side), 0, &found, 16, &error))
-                        if found.prefix(max(0, count)).contains(where: { Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2).distance(to: centre) < $0.width * 0.3 }) {
+                        if found.prefix(max(0, count)).contains(where: { $0.centre.distance(to: centre) < $0.width * 0.3 }) {
                             hiddenWhereDlibFinds.append(index)
                         }
                         continue

@@ -77,7 +77,7 @@ import TestFixtures
                     var found = [dr_detection](repeating: dr_detection(), count: 16)
                     let count = Int(dr_detect(frame, Int32(width), Int32(height), Int32(width), 0, &found, 16, &error))
                     let seen = found.prefix(max(0, count)).contains {
-                        $0.width >= 80 && Point(x: $0.x + $0.width / 2, y: $0.y + $0.height / 2).distance(to: centre) < side * 0.3
+                        $0.width >= 80 && $0.centre.distance(to: centre) < side * 0.3
                     }
                     if seen { wholeAgainAt = index }
                 }
