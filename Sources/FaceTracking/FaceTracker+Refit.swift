@@ -86,6 +86,10 @@ extension FaceTracker {
         face.rawLandmarks = raw
         face.box = region.box
         face.edge = EdgeContact(region.box, moving: face.motion.shift, width: Float(grey.width), height: Float(grey.height))
+        if face.edge == .inside, let framing = face.framingWhenWhole {
+            face.framing = framing
+            face.framingWhenWhole = nil
+        }
         // Never drawn on what may be background; for a face that was shown, detection is due at once
         // to find it again (`detectionNeeds`). A new face, and one hidden for doubt, is shown only once
         // the detector scores it as it scores a detection; a face shown stays shown down to the

@@ -177,7 +177,7 @@ public final class FaceTracker {
             if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
                 scheduler.watch(from: frameIndex, small: isSmall(face, fineUseful: fineScanUseful(grey)))
                 if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
-                lostFaces.append(LostFace(region: Self.lostRegion(face), firstLaterID: nextID))
+                lostFaces.append(LostFace(region: Self.lostRegion(face), framing: face.framing, firstLaterID: nextID))
             } else if !face.life.standing.wasShown {
                 for lost in lostFaces.indices where lostFaces[lost].isCovered(by: face) {
                     lostFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
@@ -211,7 +211,7 @@ public final class FaceTracker {
         for lost in lostFaces where frameIndex >= lost.nextSearch && !faces.contains(where: { lost.isCovered(by: $0) })
             && faces.count < settings.maximumFaces {
             if let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0), !isFollowed(near: sighting.box) {
-                startFace(raw, sighting)
+                startFace(raw, sighting, framingWhenWhole: lost.framing)
                 started = true
             }
         }
@@ -225,12 +225,13 @@ public final class FaceTracker {
 
     /// Starts a track for a face the detector confirmed on this frame, hidden until it is first
     /// refitted. `scoredByScan`: a whole-frame scan of this very frame found it (`FaceLife.found`).
-    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false) {
+    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false, framingWhenWhole: BoxFraming? = nil) {
         faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
                                  filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count,
                                  life: .started(scoredByScan: scoredByScan), confidence: Self.confidence(sighting.score),
                                  fitNoise: FitNoise(floor: settings.unexpectedChange, margin: settings.surpriseMargin,
                                                     frames: settings.fitNoiseFrames)))
+        faces[faces.count - 1].framingWhenWhole = framingWhenWhole
         nextID += 1
     }
 

@@ -3,6 +3,7 @@ import FrameKit
 /// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
 struct LostFace {
     var region: FitRegion
+    var framing: BoxFraming
     var firstLaterID: Int
     /// Faces started here and dropped before they were shown, and the first frame the search may
     /// look here again.

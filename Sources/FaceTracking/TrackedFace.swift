@@ -35,6 +35,9 @@ public struct TrackedFace {
     /// Its fit's region on the last frame it was shown wholly in view: where it is looked for once it
     /// is dropped (`FaceTracker.lostRegion`).
     var wholeRegion: FitRegion
+    /// How to box it once it is wholly in view, when its framing was learnt from a box the frame's
+    /// edge may cut: a face found again where one was lost is boxed as that one was.
+    var framingWhenWhole: BoxFraming?
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
     /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
