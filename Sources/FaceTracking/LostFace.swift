@@ -1,6 +1,7 @@
 import FrameKit
 
-/// Where a face was lost while the watch lasts, and the first id a track started after the loss got.
+/// Where a face was lost while the watch lasts, how its box sat on its landmarks (a face found again
+/// there is boxed so once wholly in view), and the first id a track started after the loss got.
 struct LostFace {
     var region: FitRegion
     var framing: BoxFraming
