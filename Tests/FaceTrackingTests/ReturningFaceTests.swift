@@ -23,21 +23,18 @@ import TestFixtures
             let sequence = try CorpusSequence(person: person, name: "leave_" + edge)
             var settings = FaceTracker.Settings()
             settings.synchronousDetection = true
-            let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
-                                      detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
+            let tracker = try makeFaceTracker(settings: settings, model: try LandmarkModel())
             var wasOut = false, backAt: Int?, errors: [Float] = []
             try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
                 tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
-                let (truth, eyes) = sequence.expected(frame: index)
+                let (truth, _) = sequence.expected(frame: index)
                 var whole = true
                 for i in 0..<68 where truth[i].x < 0 || truth[i].y < 0 || truth[i].x >= 1280 || truth[i].y >= 720 { whole = false }
                 if !whole { wasOut = true }
                 guard wasOut, whole else { return }
                 if backAt == nil { backAt = index }
                 // Frames it is not shown on are the re-entry's to count (the benchmark's), not this test's.
-                let nearest = tracker.faces.filter(\.isShown).map { face in
-                    (0..<68).reduce(Float(0)) { $0 + face.landmarks[$1].distance(to: truth[$1]) } / 68 / eyes
-                }.min()
+                let nearest = tracker.faces.filter(\.isShown).map { sequence.error(of: $0.landmarks, frame: index) }.min()
                 if let nearest { errors.append(nearest) }
             }
             let mean = errors.reduce(0, +) / Float(max(1, errors.count))

@@ -28,12 +28,9 @@ import TestFixtures
         var framesOff: [Int] = [], shownOff: [Int] = []
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
-            let (truth, eyes) = sequence.expected(frame: index)
             var onFace = false
             for face in tracker.faces where face.isShown {
-                var sum: Float = 0
-                for i in 0..<68 { sum += face.landmarks[i].distance(to: truth[i]) }
-                if sum / 68 / eyes <= 0.10 { onFace = true } else { shownOff.append(index) }
+                if sequence.error(of: face.landmarks, frame: index) <= 0.10 { onFace = true } else { shownOff.append(index) }
             }
             if !onFace { framesOff.append(index) }
         }
@@ -91,5 +88,14 @@ final class CorpusSequence {
             points[i] = Point(x: Float(m[0][0] * x + m[0][1] * y + m[0][2]), y: Float(m[1][0] * x + m[1][1] * y + m[1][2]))
         }
         return (points, points.eyeDistance)
+    }
+
+    /// How far `landmarks` lie from the reference on frame `index`: the mean over the 68 points, in
+    /// outer-eye-corner distances.
+    func error(of landmarks: Landmarks, frame index: Int) -> Float {
+        let (truth, eyes) = expected(frame: index)
+        var sum: Float = 0
+        for i in 0..<68 { sum += landmarks[i].distance(to: truth[i]) }
+        return sum / 68 / eyes
     }
 }
