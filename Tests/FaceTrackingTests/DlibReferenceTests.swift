@@ -372,9 +372,10 @@ import TestFixtures
                 report.append("\(name) \(String(format: "%.3f", jitter)) px, \(String(format: "%.1f", offset * 100)) %")
                 let steady = { #expect(jitter < 0.25, "\(name): the smoothed nose tip moves \(jitter) px a frame on a still face") }
                 if name == "tflite_portrait_large face 0" {
-                    // Its fit from one and the same box moves 1-1.5 px a frame under this noise, and
-                    // the smoothing takes part of that for motion: 0.2-0.4 px (docs/tracking.md).
-                    withKnownIssue("the fit's own noise on this face", isIntermittent: true) { steady() }
+                    // Its fit gives one of two answers from one box and flips between them, and the
+                    // start follows a flip: 0.06-0.43 px over ten draws of the noise, over 0.25 on six
+                    // (docs/tracking.md, "A fit that flips to a second place").
+                    withKnownIssue("the fit's two answers on this face", isIntermittent: true) { steady() }
                 } else {
                     steady()
                 }
@@ -391,7 +392,8 @@ import TestFixtures
 /// Gaussian noise (Box-Muller from a fixed seed), as a webcam's sensor adds it, new on every call.
 struct GaussianNoise {
     let sigma: Float
-    private var state: UInt64 = 0x2545_F491_4F6C_DD1D
+    /// `FACERELAY_NOISE_SEED=N` draws another noise for a measurement (docs/tracking.md).
+    private var state: UInt64 = 0x2545_F491_4F6C_DD1D &+ (ProcessInfo.processInfo.environment["FACERELAY_NOISE_SEED"].flatMap { UInt64($0) } ?? 0)
 
     init(sigma: Float) { self.sigma = sigma }
 
