@@ -7,7 +7,7 @@ import Synchronization
 /// other at idle priority (SCHED_IDLE) from the moment the first test asks for fixtures
 /// (`FixtureFolder`), on the CPU the tests leave unused (a single-threaded tracker test leaves a
 /// core, a relay waiting on real time more): they get none a test wants, the suites that need
-/// them seldom wait for them, and they are interrupted when the test process ends
+/// them seldom wait for them, and they are ended when the test process ends
 /// (`--pdeathsig`, bound to the thread that waits for them).
 public final class BackgroundBuilds: Sendable {
     public static let fuzzTargets = BackgroundBuilds(["/bin/bash", FixtureFolder.root + "/Tests/Fuzz/fuzz.sh", "0"],
