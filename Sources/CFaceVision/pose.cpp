@@ -40,33 +40,37 @@ const cv::Point3d kPoseModel[] = {
 constexpr double kDegrees = 180.0 / M_PI;
 constexpr int kPosePoints = sizeof(kPoseLandmarks) / sizeof(kPoseLandmarks[0]);
 
+// The residuals (projected - observed) of a pose's model points and their squared sum, or -1 when a
+// point lies behind the camera or a number is not finite.
+double reprojection(const double (&image)[kPosePoints][2], double f, double cx, double cy, const double (&r)[9],
+                    const double (&t)[3], double (&res)[2 * kPosePoints]) {
+    double sum = 0;
+    for (int i = 0; i < kPosePoints; ++i) {
+        const cv::Point3d &m = kPoseModel[i];
+        const double x = r[0] * m.x + r[1] * m.y + r[2] * m.z + t[0];
+        const double y = r[3] * m.x + r[4] * m.y + r[5] * m.z + t[1];
+        const double z = r[6] * m.x + r[7] * m.y + r[8] * m.z + t[2];
+        if (!(z > 1e-6)) return -1;
+        res[2 * i] = f * x / z + cx - image[i][0];
+        res[2 * i + 1] = f * y / z + cy - image[i][1];
+        sum += res[2 * i] * res[2 * i] + res[2 * i + 1] * res[2 * i + 1];
+    }
+    return std::isfinite(sum) ? sum : -1;
+}
+
 // Refines a pose seeded by the face's previous one: Levenberg-Marquardt on the reprojection error of
 // the model's points, the objective solvePnP's iterative method minimises, with the rotation updated
 // as R <- exp([w]x) R. Everything lives on the stack: solvePnP allocates 160-210 blocks per call (its
 // matrices and its solver's), and this runs on every tracked frame. False when the seed or a step
 // puts a point behind the camera or leaves the numbers non-finite: the caller then solves afresh.
+// `finalError`: the sum of squared reprojection errors where it stopped.
 bool refinePose(const double (&image)[kPosePoints][2], double f, double cx, double cy, double (&rotation)[9],
-                double (&translation)[3]) {
+                double (&translation)[3], double &finalError) {
     double r[9], t[3];
     std::copy(std::begin(rotation), std::end(rotation), r);
     std::copy(std::begin(translation), std::end(translation), t);
-    // Residuals (predicted - observed) and their squared sum for a rotation and translation.
-    const auto residuals = [&](const double (&rr)[9], const double (&tt)[3], double (&res)[2 * kPosePoints]) {
-        double sum = 0;
-        for (int i = 0; i < kPosePoints; ++i) {
-            const cv::Point3d &m = kPoseModel[i];
-            const double x = rr[0] * m.x + rr[1] * m.y + rr[2] * m.z + tt[0];
-            const double y = rr[3] * m.x + rr[4] * m.y + rr[5] * m.z + tt[1];
-            const double z = rr[6] * m.x + rr[7] * m.y + rr[8] * m.z + tt[2];
-            if (!(z > 1e-6)) return -1.0;
-            res[2 * i] = f * x / z + cx - image[i][0];
-            res[2 * i + 1] = f * y / z + cy - image[i][1];
-            sum += res[2 * i] * res[2 * i] + res[2 * i + 1] * res[2 * i + 1];
-        }
-        return std::isfinite(sum) ? sum : -1.0;
-    };
     double res[2 * kPosePoints];
-    double error = residuals(r, t, res);
+    double error = reprojection(image, f, cx, cy, r, t, res);
     if (error < 0) return false;
     double lambda = 1e-3;
     for (int iteration = 0; iteration < 30; ++iteration) {
@@ -139,7 +143,7 @@ bool refinePose(const double (&image)[kPosePoints][2], double f, double cx, doub
                 nt[row] = t[row] + step[3 + row];
             }
             double nres[2 * kPosePoints];
-            const double nerror = residuals(nr, nt, nres);
+            const double nerror = reprojection(image, f, cx, cy, nr, nt, nres);
             if (nerror >= 0 && nerror <= error) {
                 std::copy(std::begin(nr), std::end(nr), r);
                 std::copy(std::begin(nt), std::end(nt), t);
@@ -154,6 +158,7 @@ bool refinePose(const double (&image)[kPosePoints][2], double f, double cx, doub
                 if (size < 1e-9 || gain <= 1e-12 * std::max(1.0, error)) {
                     std::copy(std::begin(r), std::end(r), rotation);
                     std::copy(std::begin(t), std::end(t), translation);
+                    finalError = error;
                     return true;
                 }
             } else {
@@ -164,7 +169,25 @@ bool refinePose(const double (&image)[kPosePoints][2], double f, double cx, doub
     }
     std::copy(std::begin(r), std::end(r), rotation);
     std::copy(std::begin(t), std::end(t), translation);
+    finalError = error;
     return true;
+}
+
+// An upright face looking at the camera, turned in the image plane by its eye line, at the distance
+// its outer eye corners' spacing gives and behind its nose tip (`image` in kPoseLandmarks' order: the
+// nose tip first, the eye corners third and fourth): a start from which the refinement keeps every
+// point in front of the camera.
+void uprightStart(const double (&image)[kPosePoints][2], double f, double cx, double cy, double (&r)[9],
+                  double (&t)[3]) {
+    const double dx = image[3][0] - image[2][0], dy = image[3][1] - image[2][1];
+    const double angle = std::atan2(dy, dx), eyes = std::max(std::hypot(dx, dy), 1.0);
+    const double c = std::cos(angle), s = std::sin(angle);
+    const double rotation[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
+    std::copy(std::begin(rotation), std::end(rotation), r);
+    const double z = f * (kPoseModel[3].x - kPoseModel[2].x) / eyes;
+    t[0] = (image[0][0] - cx) * z / f;
+    t[1] = (image[0][1] - cy) * z / f;
+    t[2] = z;
 }
 
 // Yaw, pitch and roll of R = Rz(roll) Ry(yaw) Rx(pitch).
@@ -196,42 +219,56 @@ void fv_pose_solver_destroy(fv_pose_solver *solver) { delete solver; }
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
                   int frame_height, const fv_pose *previous, fv_pose *pose, char **error) {
     try {
+        const double f = frame_width, cx = frame_width / 2.0, cy = frame_height / 2.0;
+        double image[kPosePoints][2];
+        for (int i = 0; i < kPosePoints; ++i) {
+            image[i][0] = landmarks[kPoseLandmarks[i]].x;
+            image[i][1] = landmarks[kPoseLandmarks[i]].y;
+        }
+        double rotation[9], translation[3], error2 = 0;
         // Seeded by the previous pose (every tracked frame after a face's first): refined here,
         // without allocating.
         if (previous) {
-            double image[kPosePoints][2];
-            for (int i = 0; i < kPosePoints; ++i) {
-                image[i][0] = landmarks[kPoseLandmarks[i]].x;
-                image[i][1] = landmarks[kPoseLandmarks[i]].y;
-            }
-            double rotation[9], translation[3];
             std::copy(std::begin(previous->rotation), std::end(previous->rotation), rotation);
             std::copy(std::begin(previous->translation), std::end(previous->translation), translation);
-            if (refinePose(image, frame_width, frame_width / 2.0, frame_height / 2.0, rotation, translation)) {
+            if (refinePose(image, f, cx, cy, rotation, translation, error2)) {
                 std::copy(std::begin(rotation), std::end(rotation), pose->rotation);
                 std::copy(std::begin(translation), std::end(translation), pose->translation);
                 poseAngles(pose);
                 return 0;
             }
         }
-        // A face's first pose, or a seed that failed: solvePnP from scratch (its linear start).
-        for (size_t i = 0; i < solver->model.size(); ++i) {
-            const fv_point &p = landmarks[kPoseLandmarks[i]];
-            solver->image[i] = {p.x, p.y};
+        // A face's first pose, or a seed that failed: the better of two starts. solvePnP's own (its
+        // linear start, refined) can settle on the mirror image of the face behind the camera, which
+        // projects onto nearly the same points (two faces of t1.png in the corpus); the upright start
+        // cannot, as no step of the refinement takes a point behind the camera.
+        double best = -1;
+        uprightStart(image, f, cx, cy, rotation, translation);
+        if (refinePose(image, f, cx, cy, rotation, translation, error2)) {
+            best = error2;
+            std::copy(std::begin(rotation), std::end(rotation), pose->rotation);
+            std::copy(std::begin(translation), std::end(translation), pose->translation);
         }
+        for (size_t i = 0; i < solver->model.size(); ++i) solver->image[i] = {image[i][0], image[i][1]};
         auto &camera = solver->camera;
-        camera.at<double>(0, 0) = camera.at<double>(1, 1) = frame_width;
-        camera.at<double>(0, 2) = frame_width / 2.0;
-        camera.at<double>(1, 2) = frame_height / 2.0;
+        camera.at<double>(0, 0) = camera.at<double>(1, 1) = f;
+        camera.at<double>(0, 2) = cx;
+        camera.at<double>(1, 2) = cy;
         camera.at<double>(2, 2) = 1;
-        if (!cv::solvePnP(solver->model, solver->image, camera, solver->distortion, solver->rotationVector,
-                          solver->translation, false, cv::SOLVEPNP_ITERATIVE)) {
-            return 1;
+        if (cv::solvePnP(solver->model, solver->image, camera, solver->distortion, solver->rotationVector,
+                         solver->translation, false, cv::SOLVEPNP_ITERATIVE)) {
+            cv::Rodrigues(solver->rotationVector, solver->rotation);
+            for (int i = 0; i < 9; ++i) rotation[i] = solver->rotation.at<double>(i / 3, i % 3);
+            for (int i = 0; i < 3; ++i) translation[i] = solver->translation.at<double>(i);
+            double residuals[2 * kPosePoints];
+            const double theirs = reprojection(image, f, cx, cy, rotation, translation, residuals);
+            if (theirs >= 0 && (best < 0 || theirs < best)) {
+                best = theirs;
+                std::copy(std::begin(rotation), std::end(rotation), pose->rotation);
+                std::copy(std::begin(translation), std::end(translation), pose->translation);
+            }
         }
-        cv::Rodrigues(solver->rotationVector, solver->rotation);
-        const cv::Mat &r = solver->rotation;
-        for (int i = 0; i < 9; ++i) pose->rotation[i] = r.at<double>(i / 3, i % 3);
-        for (int i = 0; i < 3; ++i) pose->translation[i] = solver->translation.at<double>(i);
+        if (best < 0) return 1;
         poseAngles(pose);
         return 0;
     } catch (const std::exception &e) {

@@ -149,7 +149,8 @@ public final class DlibFaceDetector: FaceDetector {
     }
 }
 
-/// OpenCV's solvePnP against a generic 3D face model.
+/// Head pose against a generic 3D face model (pose.cpp: a refinement of the last pose, or the better
+/// of an upright start and OpenCV's solvePnP, with the face in front of the camera).
 public final class PnPPoseSolver: PoseSolver {
     private let handle: OpaquePointer
     private let points = UnsafeMutablePointer<fv_point>.allocate(capacity: 68)

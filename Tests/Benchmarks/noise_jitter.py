@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Jitter and lag of the smoothed landmarks under webcam noise, on every person of the real-face corpus.
 
 For each corpus photo with a face: 1280x720 sequences of the photo (its first face scaled to about

@@ -80,13 +80,14 @@ int fv_fit_landmarks(fv_fitter *fitter, const uint8_t *grey, int width, int heig
 
 /// Head pose from landmarks and a generic 3D face model, for frames of the given size (focal length =
 /// frame width, principal point at the centre): the pose that minimises the reprojection error of the
-/// model's points. A face's first pose comes from solvePnP (which allocates); a pose seeded by the
-/// previous one is refined in place with no allocation.
+/// model's points, with every point in front of the camera. A face's first pose is the better of an
+/// upright face refined and solvePnP's (which allocates, and is kept only if the face is in front of
+/// the camera); a pose seeded by the previous one is refined in place with no allocation.
 fv_pose_solver *fv_pose_solver_create(char **error);
 void fv_pose_solver_destroy(fv_pose_solver *solver);
 /// `previous` (may be NULL) seeds the solver for continuity between frames; a seed the refinement
-/// cannot use (a model point behind the camera) falls back to solvePnP. 0 when `pose` is written, 1
-/// when solvePnP finds no pose (not an error), -1 on error.
+/// cannot use (a model point behind the camera) falls back to a first pose. 0 when `pose` is written, 1
+/// when neither start gives a pose (not an error), -1 on error.
 int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_COUNT], int frame_width,
                   int frame_height, const fv_pose *previous, fv_pose *pose, char **error);
 
