@@ -190,12 +190,36 @@ void uprightStart(const double (&image)[kPosePoints][2], double f, double cx, do
     t[2] = z;
 }
 
-// Yaw, pitch and roll of R = Rz(roll) Ry(yaw) Rx(pitch).
+// Yaw, pitch and roll of the head against the line of sight to it: of R' = V^T R = Rz(roll)
+// Ry(yaw) Rx(pitch), where V turns the camera's axis onto the direction of the nose tip. A face
+// that looks straight at the camera has no yaw or pitch wherever it is in the frame; against the
+// camera's axis, a face looking at the camera from the frame's edge would be turned by the angle
+// it is seen at (17 degrees 400 px from the centre of a 720p frame), and a face sliding from side
+// to side while looking at the camera would seem to shake its head.
 void poseAngles(fv_pose *pose) {
-    const double *r = pose->rotation;
-    pose->yaw = std::asin(std::clamp(-r[6], -1.0, 1.0)) * kDegrees;
-    pose->pitch = std::atan2(r[7], r[8]) * kDegrees;
-    pose->roll = std::atan2(r[3], r[0]) * kDegrees;
+    const double *r = pose->rotation, *t = pose->translation;
+    const double length = std::sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    double v[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    if (length > 0) {
+        // Rodrigues' formula for the rotation of (0, 0, 1) onto d, about their common normal.
+        const double dx = t[0] / length, dy = t[1] / length, dz = t[2] / length;
+        const double s = std::sqrt(dx * dx + dy * dy);
+        if (s > 1e-12) {
+            const double kx = -dy / s, ky = dx / s, c = dz, w = 1 - c;
+            v[0] = c + kx * kx * w; v[1] = kx * ky * w;     v[2] = ky * s;
+            v[3] = kx * ky * w;     v[4] = c + ky * ky * w; v[5] = -kx * s;
+            v[6] = -ky * s;         v[7] = kx * s;          v[8] = c;
+        }
+    }
+    double rel[9];
+    for (int row = 0; row < 3; ++row) {
+        for (int col = 0; col < 3; ++col) {
+            rel[row * 3 + col] = v[row] * r[col] + v[3 + row] * r[3 + col] + v[6 + row] * r[6 + col];
+        }
+    }
+    pose->yaw = std::asin(std::clamp(-rel[6], -1.0, 1.0)) * kDegrees;
+    pose->pitch = std::atan2(rel[7], rel[8]) * kDegrees;
+    pose->roll = std::atan2(rel[3], rel[0]) * kDegrees;
 }
 
 }  // namespace

@@ -1,15 +1,18 @@
-/// Head pose from the landmarks and a generic 3D face model (solvePnP).
+/// Head pose from the landmarks and a generic 3D face model.
 ///
-/// Angles are in degrees, zero when the face looks straight at the camera: yaw turns the head
-/// towards the image's right (positive) or left, pitch tilts the chin down (positive) or up, roll
-/// tilts the head clockwise in the image (positive). Reliable within about ±45° of yaw: beyond
+/// Angles are in degrees, zero when the face looks straight at the camera, wherever it is in the
+/// frame: they are the head's turn against the line of sight to it (a face swaying from side to
+/// side while it looks at the camera does not turn; `rotation` is against the camera's axis). Yaw
+/// turns the nose towards the image's left (positive: the subject turns to their right) or right,
+/// pitch tilts the chin down (positive) or up, roll tilts the head clockwise in the image (positive). Reliable within about ±45° of yaw: beyond
 /// that the far eye and mouth corner are hidden, the 68-point fit folds them onto the visible side,
 /// and yaw is underestimated while pitch and roll pick up errors.
 public struct HeadPose: Sendable, Equatable {
     public var yaw: Double
     public var pitch: Double
     public var roll: Double
-    /// Row-major rotation of the model in camera coordinates (x right, y down, z away from the camera).
+    /// Row-major rotation of the model in camera coordinates (x right, y down, z away from the camera),
+    /// against the camera's axis.
     public var rotation: InlineArray<9, Double>
     /// Position of the model's nose tip in camera coordinates, millimetres.
     public var translation: InlineArray<3, Double>

@@ -1,8 +1,10 @@
 import CAllocationCounter
+import CDlibReference
 import CFaceVision
 @testable import FaceTracking
 import FaceVision
 import Foundation
+import FrameKit
 import Testing
 
 /// The head pose of real faces: every face of the corpus that dlib's stock detector finds.
@@ -59,5 +61,114 @@ import Testing
             }
         }
         #expect(posed >= 24 && upright >= 20, "only \(posed) faces posed, \(upright) within 45 degrees of yaw")
+    }
+
+    /// Yaw and pitch are the head's turn away from the line of sight to it: a head looking straight
+    /// at the camera has none wherever it is in the frame, and a head facing along the camera's axis
+    /// is turned by the angle it is seen at. The six points of the generic face (as pose.cpp places
+    /// them) projected exactly, the head 1.5 m away. Against the camera's axis, the head looking at
+    /// the camera from 450 px left of centre (on a 1280 px frame) had a yaw of -19 degrees.
+    @Test func aHeadLookingAtTheCameraHasNoTurnWhereverItIs() throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let solver = try #require(fv_pose_solver_create(&error))
+        defer { fv_pose_solver_destroy(solver) }
+        let (width, height) = (1280.0, 720.0), focal = width
+        for (x, y) in [(-450.0, 0.0), (450, 0), (0, -250), (0, 250), (-450, 250), (300, -200), (0, 0)] {
+            let z = 1500.0, nose = [x * z / focal, y * z / focal, z]
+            let length = (nose[0] * nose[0] + nose[1] * nose[1] + z * z).squareRoot()
+            let sight = nose.map { $0 / length }
+            let seen = atan2((nose[0] * nose[0] + nose[1] * nose[1]).squareRoot(), z) * 180 / .pi
+            for looksAtCamera in [true, false] {
+                let rotation = looksAtCamera ? Self.turning(axisOnto: sight) : [1, 0, 0, 0, 1, 0, 0, 0, 1]
+                let points = UnsafeMutablePointer<fv_point>.allocate(capacity: 68)
+                defer { points.deallocate() }
+                points.initialize(repeating: fv_point(x: 0, y: 0), count: 68)
+                for (index, m) in Self.genericFace {
+                    let p = (0..<3).map { row in rotation[row * 3] * m[0] + rotation[row * 3 + 1] * m[1] + rotation[row * 3 + 2] * m[2] + nose[row] }
+                    points[index] = fv_point(x: Float(focal * p[0] / p[2] + width / 2), y: Float(focal * p[1] / p[2] + height / 2))
+                }
+                var pose = fv_pose()
+                try #require(fv_solve_pose(solver, points, Int32(width), Int32(height), nil, &pose, &error) == 0)
+                let turn = (pose.yaw * pose.yaw + pose.pitch * pose.pitch).squareRoot()
+                if looksAtCamera {
+                    #expect(turn < 0.5 && abs(pose.roll) < 0.5, "looking at the camera from (\(x), \(y)) px: yaw \(pose.yaw), pitch \(pose.pitch), roll \(pose.roll)")
+                } else {
+                    #expect(abs(turn - seen) < 0.5, "facing along the axis at (\(x), \(y)) px, seen \(seen) degrees off it: yaw \(pose.yaw), pitch \(pose.pitch)")
+                }
+            }
+        }
+    }
+
+    /// A real face sliding from side to side across the frame (as a streamer sways, looking at the
+    /// screen) keeps its yaw: every corpus person dlib finds, 150 px, on a 720x720 frame under sigma-6
+    /// noise, from 150 to 570 px and back twice at up to 20 px a frame (detection on the frame
+    /// thread, so that the result depends on the frames alone). It is seen from angles 32 degrees
+    /// apart; after the first 10 frames, each face's yaw spans under 25 degrees and the median face's
+    /// under 16, half that. Against the camera's axis the yaw followed the face across the frame:
+    /// 22-71 degrees, median 31, and every person started a `shake`. Where the face turns back at
+    /// a side its pose still jumps by up to 8 degrees in a few frames, and a shake or a nod starts
+    /// on some of them: known, not yet fixed.
+    @Test func aFaceSlidingFromSideToSideKeepsItsYaw() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        var error: UnsafeMutablePointer<CChar>?
+        let side = 720
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: side * side)
+        defer { frame.deallocate() }
+        let plane = Plane(base: frame, stride: side, width: side, height: side)
+        var noise = GaussianNoise(sigma: 6)
+        // Centre at 150 px, to 570 px and back, twice: 20 px a frame, slowing into each turn.
+        var centres: [Double] = [150]
+        for _ in 0..<2 {
+            for target in [570.0, 150.0] {
+                while abs(centres.last! - target) > 0.5 {
+                    let left = target - centres.last!
+                    centres.append(centres.last! + max(-20, min(20, left * 0.35 + (left > 0 ? 2 : -2))))
+                }
+            }
+        }
+        var ranges: [Double] = []
+        for photo in corpus.photos {
+            guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { continue }
+            var settings = FaceTracker.Settings()
+            settings.synchronousDetection = true
+            let tracker = try makeFaceTracker(settings: settings, model: model)
+            let scale = 150 / Double(face.width)
+            let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
+            var gestures: [String] = [], yaws: [Double] = []
+            for (index, centre) in centres.enumerated() {
+                let forward = [scale, 0, centre - scale * fx, 0, scale, 360 - scale * fy]
+                #expect(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame, Int32(side), &error) == 0)
+                noise.add(to: frame, count: side * side)
+                tracker.process(plane, seconds: Double(index) / 30)
+                if index >= 10, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
+                for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
+                    gestures.append("\(event.expression) at frame \(index), centre \(Int(centre)) px")
+                }
+            }
+            let range = (yaws.max() ?? 0) - (yaws.min() ?? 0)
+            ranges.append(range)
+            #expect(yaws.count >= (centres.count - 10) * 2 / 3, "\(photo.name): posed on \(yaws.count) of \(centres.count - 10) frames")
+            #expect(range < 25, "\(photo.name): yaw \(yaws.min() ?? 0) to \(yaws.max() ?? 0) degrees")
+            withKnownIssue("the pose jumps where the face turns back at a side", isIntermittent: true) {
+                #expect(gestures.isEmpty, "\(photo.name): \(gestures)")
+            }
+        }
+        #expect(ranges.count >= 10, "only \(ranges.count) people")
+        let median = ranges.sorted()[ranges.count / 2]
+        #expect(median < 16, "the median face's yaw spans \(median) degrees: \(ranges)")
+    }
+
+    /// pose.cpp's generic face: the landmarks the pose is solved from, millimetres, nose tip at the origin.
+    static let genericFace: [(Int, [Double])] = [
+        (30, [0, 0, 0]), (8, [0, 66, 13]), (36, [-45, -34, 27]), (45, [45, -34, 27]), (48, [-30, 30, 25]), (54, [30, 30, 25]),
+    ]
+
+    /// The rotation that turns the camera's axis (0, 0, 1) onto the unit vector `d`, row-major.
+    static func turning(axisOnto d: [Double]) -> [Double] {
+        let s = (d[0] * d[0] + d[1] * d[1]).squareRoot(), c = d[2]
+        guard s > 1e-12 else { return [1, 0, 0, 0, 1, 0, 0, 0, 1] }
+        let kx = -d[1] / s, ky = d[0] / s, w = 1 - c
+        return [c + kx * kx * w, kx * ky * w, ky * s, kx * ky * w, c + ky * ky * w, -kx * s, -ky * s, kx * s, c]
     }
 }
