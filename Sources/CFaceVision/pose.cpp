@@ -58,6 +58,15 @@ double reprojection(const double (&image)[kPosePoints][2], double f, double cx, 
     return std::isfinite(sum) ? sum : -1;
 }
 
+// The rotation by the angle of cosine c and sine s about the unit axis (kx, ky, kz), row-major:
+// Rodrigues' formula.
+void rotationAbout(double kx, double ky, double kz, double c, double s, double (&e)[9]) {
+    const double v = 1 - c;
+    e[0] = c + kx * kx * v; e[1] = kx * ky * v - kz * s; e[2] = kx * kz * v + ky * s;
+    e[3] = ky * kx * v + kz * s; e[4] = c + ky * ky * v; e[5] = ky * kz * v - kx * s;
+    e[6] = kz * kx * v - ky * s; e[7] = kz * ky * v + kx * s; e[8] = c + kz * kz * v;
+}
+
 // Refines a pose seeded by the face's previous one: Levenberg-Marquardt on the reprojection error of
 // the model's points, the objective solvePnP's iterative method minimises, with the rotation updated
 // as R <- exp([w]x) R. Everything lives on the stack: solvePnP allocates 160-210 blocks per call (its
@@ -129,11 +138,7 @@ bool refinePose(const double (&image)[kPosePoints][2], double f, double cx, doub
             const double angle = std::sqrt(step[0] * step[0] + step[1] * step[1] + step[2] * step[2]);
             double e[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
             if (angle > 0) {
-                const double kx = step[0] / angle, ky = step[1] / angle, kz = step[2] / angle;
-                const double c = std::cos(angle), s = std::sin(angle), v = 1 - c;
-                e[0] = c + kx * kx * v; e[1] = kx * ky * v - kz * s; e[2] = kx * kz * v + ky * s;
-                e[3] = ky * kx * v + kz * s; e[4] = c + ky * ky * v; e[5] = ky * kz * v - kx * s;
-                e[6] = kz * kx * v - ky * s; e[7] = kz * ky * v + kx * s; e[8] = c + kz * kz * v;
+                rotationAbout(step[0] / angle, step[1] / angle, step[2] / angle, std::cos(angle), std::sin(angle), e);
             }
             double nr[9], nt[3];
             for (int row = 0; row < 3; ++row) {
@@ -201,15 +206,10 @@ void poseAngles(fv_pose *pose) {
     const double length = std::sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
     double v[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     if (length > 0) {
-        // Rodrigues' formula for the rotation of (0, 0, 1) onto d, about their common normal.
+        // (0, 0, 1) turned onto the unit direction d about their common normal, (0, 0, 1) x d.
         const double dx = t[0] / length, dy = t[1] / length, dz = t[2] / length;
         const double s = std::sqrt(dx * dx + dy * dy);
-        if (s > 1e-12) {
-            const double kx = -dy / s, ky = dx / s, c = dz, w = 1 - c;
-            v[0] = c + kx * kx * w; v[1] = kx * ky * w;     v[2] = ky * s;
-            v[3] = kx * ky * w;     v[4] = c + ky * ky * w; v[5] = -kx * s;
-            v[6] = -ky * s;         v[7] = kx * s;          v[8] = c;
-        }
+        if (s > 1e-12) rotationAbout(-dy / s, dx / s, 0, dz, s, v);
     }
     double rel[9];
     for (int row = 0; row < 3; ++row) {
@@ -249,13 +249,13 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
             image[i][0] = landmarks[kPoseLandmarks[i]].x;
             image[i][1] = landmarks[kPoseLandmarks[i]].y;
         }
-        double rotation[9], translation[3], error2 = 0;
+        double rotation[9], translation[3], squaredError = 0;
         // Seeded by the previous pose (every tracked frame after a face's first): refined here,
         // without allocating.
         if (previous) {
             std::copy(std::begin(previous->rotation), std::end(previous->rotation), rotation);
             std::copy(std::begin(previous->translation), std::end(previous->translation), translation);
-            if (refinePose(image, f, cx, cy, rotation, translation, error2)) {
+            if (refinePose(image, f, cx, cy, rotation, translation, squaredError)) {
                 std::copy(std::begin(rotation), std::end(rotation), pose->rotation);
                 std::copy(std::begin(translation), std::end(translation), pose->translation);
                 poseAngles(pose);
@@ -264,12 +264,12 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         }
         // A face's first pose, or a seed that failed: the better of two starts. solvePnP's own (its
         // linear start, refined) can settle on the mirror image of the face behind the camera, which
-        // projects onto nearly the same points (two faces of t1.png in the corpus); the upright start
+        // projects onto nearly the same points (the laughing man in the corpus's t1.png); the upright start
         // cannot, as no step of the refinement takes a point behind the camera.
         double best = -1;
         uprightStart(image, f, cx, cy, rotation, translation);
-        if (refinePose(image, f, cx, cy, rotation, translation, error2)) {
-            best = error2;
+        if (refinePose(image, f, cx, cy, rotation, translation, squaredError)) {
+            best = squaredError;
             std::copy(std::begin(rotation), std::end(rotation), pose->rotation);
             std::copy(std::begin(translation), std::end(translation), pose->translation);
         }
