@@ -48,6 +48,15 @@ extension FaceTracker {
         let noise = face.edge == .inside ? face.fitNoise : face.fitNoise.unlearnt
         let sizeChanged = noise.sizeIsUnexpected(residual)
         let unexpected = noise.isUnexpected(residual)
+        // A fit that had to travel far from its start stops short, its shape pulled askew (a face
+        // turning straight back at 20 px a frame); fitted again from where it landed, it settles
+        // (`SwayingFaceTests`: without it, 5.7 % off at the median face's worst frame, against 2.2).
+        if unexpected, region.box.centre.distance(to: start.box.centre) > start.box.width * settings.refitDistance / 2,
+           let again = fitLandmarks(grey, in: region) {
+            raw = again
+            face.fitStart = region
+            region = face.framing.region(around: raw)
+        }
         let searched = unexpected || !face.isShown || face.edge != .inside
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift

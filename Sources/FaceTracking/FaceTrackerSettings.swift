@@ -55,6 +55,8 @@ extension FaceTracker {
         /// How far, in box widths, the fit may lie from where it was expected, or the detector's box
         /// from the fit, before the face is fitted again from the detector's box: beyond the
         /// detector's own step (8 pixels of its 80-pixel window), so its steps are not taken for jumps.
+        /// A fit beyond its noise that landed over half this far from where it started is fitted
+        /// again from where it landed (`SwayingFaceTests`).
         public var refitDistance: Float = 0.15
         /// How far the fit's box may drift in size from the last size the detector scored a pyramid
         /// step smaller and larger before a check looks at those two scales again. Each frame's fit

@@ -1,0 +1,102 @@
+import CDlibReference
+@testable import FaceTracking
+import FaceVision
+import Foundation
+import FrameKit
+import Testing
+
+/// A corpus person's largest face, 150 px, swaying from side to side across a 720x720 frame under
+/// sigma-6 sensor noise, as a streamer sways in front of the screen: from 150 to 570 px and back,
+/// twice, at up to 20 px a frame, slowing into each side and turning straight back there (20 px a
+/// frame the other way on the next frame), tracked with detection on the frame thread so that the
+/// result depends on the frames alone.
+struct SwayingFace {
+    static let side = 720, faceSide = 150.0
+    /// The face's centre on each frame.
+    static let centres: [Double] = {
+        var centres: [Double] = [150]
+        for _ in 0..<2 {
+            for target in [570.0, 150.0] {
+                while abs(centres.last! - target) > 0.5 {
+                    let left = target - centres.last!
+                    centres.append(centres.last! + max(-20, min(20, left * 0.35 + (left > 0 ? 2 : -2))))
+                }
+            }
+        }
+        return centres
+    }()
+
+    let photo: FaceCorpus.Photo
+    private let face: dr_detection
+    private var noise = GaussianNoise(sigma: 6)
+
+    /// Nil when dlib's detector finds no face on the photo.
+    init?(_ photo: FaceCorpus.Photo) throws {
+        guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { return nil }
+        self.photo = photo
+        self.face = face
+    }
+
+    /// A tracker at the default settings, detecting on the frame thread.
+    static func tracker(_ model: LandmarkModel) throws -> FaceTracker {
+        var settings = FaceTracker.Settings()
+        settings.synchronousDetection = true
+        return try makeFaceTracker(settings: settings, model: model)
+    }
+
+    /// Draws frame `index` into `frame` (side x side pixels) and returns the face's box there, as
+    /// dlib's detector drew it on the photo, scaled to 150 px and moved with it.
+    mutating func render(_ index: Int, into frame: UnsafeMutablePointer<UInt8>) throws -> FaceBox {
+        var error: UnsafeMutablePointer<CChar>?
+        let scale = Self.faceSide / Double(face.width), centre = Self.centres[index]
+        let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
+        let forward = [scale, 0, centre - scale * fx, 0, scale, Double(Self.side / 2) - scale * fy]
+        try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame, Int32(Self.side), &error) == 0)
+        noise.add(to: frame, count: Self.side * Self.side)
+        let half = Float(Self.faceSide / 2)
+        return FaceBox(x: Float(centre) - half, y: Float(Self.side / 2) - half, width: 2 * half, height: 2 * half)
+    }
+}
+
+@Suite(.serialized) struct SwayingFaceTests {
+    /// The fit stays on a swaying face, on every frame after the first 10, the frames it turns back
+    /// included: within 10 % of the outer-eye distance of dlib's shape predictor on the face's own
+    /// box (mean over the 68 points), the median face's worst frame within 4 %. A fit started where
+    /// the face was heading, 20 px off, stops short with its shape pulled askew; fitted again from
+    /// where it landed (`FaceTracker.refit`), it settles: the worst frames are 1.1-8.8 %, median
+    /// 2.2. Without that second fit, the median face's worst frame was 5.7 % and
+    /// tflite_portrait_large's 10.9 %, on the frame she turned back (with another draw of the noise,
+    /// biden 13.5 %, obama2 16.2 %, t1 12.9 %).
+    @Test func theFitStaysOnAFaceThatTurnsStraightBack() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
+        defer { frame.deallocate() }
+        let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
+        var worsts: [Float] = []
+        for photo in corpus.photos {
+            guard var sway = try SwayingFace(photo) else { continue }
+            let tracker = try SwayingFace.tracker(model)
+            var worst: Float = 0, compared = 0
+            for index in SwayingFace.centres.indices {
+                let box = try sway.render(index, into: frame)
+                tracker.process(plane, seconds: Double(index) / 30)
+                guard index >= 10, let truth = try landmarker.fit(plane, in: box),
+                      let shown = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < box.width * 0.3 })
+                else { continue }
+                compared += 1
+                var sum: Float = 0
+                for i in 0..<68 { sum += shown.rawLandmarks[i].distance(to: truth[i]) }
+                let distance = sum / 68 / truth.eyeDistance
+                #expect(distance <= 0.10, "\(photo.name), frame \(index) at \(Int(SwayingFace.centres[index])) px: \(distance * 100) % from dlib's fit")
+                worst = max(worst, distance)
+            }
+            #expect(compared >= (SwayingFace.centres.count - 10) * 2 / 3, "\(photo.name): shown on \(compared) of \(SwayingFace.centres.count - 10) frames")
+            worsts.append(worst)
+        }
+        #expect(worsts.count >= 10, "only \(worsts.count) people")
+        let median = worsts.sorted()[worsts.count / 2]
+        #expect(median <= 0.04, "the median face's worst frame is \(median * 100) % from dlib's fit: \(worsts)")
+    }
+}
