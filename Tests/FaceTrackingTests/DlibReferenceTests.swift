@@ -373,7 +373,7 @@ import TestFixtures
                 let steady = { #expect(jitter < 0.25, "\(name): the smoothed nose tip moves \(jitter) px a frame on a still face") }
                 if name == "tflite_portrait_large face 0" {
                     // Its fit gives one of two answers from one box and flips between them, and the
-                    // start follows a flip: 0.06-0.43 px over ten draws of the noise, over 0.25 on six
+                    // start follows a flip: 0.06-0.43 px over ten draws of the noise, over 0.25 on five
                     // (docs/tracking.md, "A fit that flips to a second place").
                     withKnownIssue("the fit's two answers on this face", isIntermittent: true) { steady() }
                 } else {
