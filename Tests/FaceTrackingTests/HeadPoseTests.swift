@@ -101,7 +101,7 @@ import Testing
     /// A real face sliding from side to side across the frame keeps its yaw (`SwayingFace`: every
     /// corpus person, 150 px, on a 720x720 frame, 420 px and back twice). It is seen from angles 32
     /// degrees apart; after the first 10 frames, the median face's yaw spans under 16 degrees, half
-    /// that (3-29 here, median 8), and no face's over 40. Against the camera's axis the yaw followed
+    /// that (2-29 here, median 6), and no face's over 40. Against the camera's axis the yaw followed
     /// the face across the frame: 22-71 degrees, median 31, and every person started a `shake`.
     /// Known, not yet fixed: a nod or a shake still starts on 3 of the 16 faces, where the pose
     /// jumps for a few frames (t1's face, scored near the detector's threshold and started again now
