@@ -186,9 +186,7 @@ void uprightStart(const double (&image)[kPosePoints][2], double f, double cx, do
                   double (&t)[3]) {
     const double dx = image[3][0] - image[2][0], dy = image[3][1] - image[2][1];
     const double angle = std::atan2(dy, dx), eyes = std::max(std::hypot(dx, dy), 1.0);
-    const double c = std::cos(angle), s = std::sin(angle);
-    const double rotation[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
-    std::copy(std::begin(rotation), std::end(rotation), r);
+    rotationAbout(0, 0, 1, std::cos(angle), std::sin(angle), r);
     const double z = f * (kPoseModel[3].x - kPoseModel[2].x) / eyes;
     t[0] = (image[0][0] - cx) * z / f;
     t[1] = (image[0][1] - cy) * z / f;
@@ -264,8 +262,8 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
         }
         // A face's first pose, or a seed that failed: the better of two starts. solvePnP's own (its
         // linear start, refined) can settle on the mirror image of the face behind the camera, which
-        // projects onto nearly the same points (the laughing man in the corpus's t1.png); the upright start
-        // cannot, as no step of the refinement takes a point behind the camera.
+        // projects onto nearly the same points (the laughing man in the corpus's t1.png); the
+        // upright start cannot, as no step of the refinement takes a point behind the camera.
         double best = -1;
         uprightStart(image, f, cx, cy, rotation, translation);
         if (refinePose(image, f, cx, cy, rotation, translation, squaredError)) {

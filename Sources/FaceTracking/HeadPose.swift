@@ -4,9 +4,10 @@
 /// frame: they are the head's turn against the line of sight to it (a face swaying from side to
 /// side while it looks at the camera does not turn; `rotation` is against the camera's axis). Yaw
 /// turns the nose towards the image's left (positive: the subject turns to their right) or right,
-/// pitch tilts the chin down (positive) or up, roll tilts the head clockwise in the image (positive). Reliable within about ±45° of yaw: beyond
-/// that the far eye and mouth corner are hidden, the 68-point fit folds them onto the visible side,
-/// and yaw is underestimated while pitch and roll pick up errors.
+/// pitch tilts the chin down (positive) or up, roll tilts the head clockwise in the image
+/// (positive). Reliable within about ±45° of yaw: beyond that the far eye and mouth corner are
+/// hidden, the 68-point fit folds them onto the visible side, and yaw is underestimated while pitch
+/// and roll pick up errors.
 public struct HeadPose: Sendable, Equatable {
     public var yaw: Double
     public var pitch: Double
