@@ -226,8 +226,9 @@ public struct BrowRaise: ExpressionAnalyser {
 }
 
 /// A nod (pitch) or shake (yaw): the head swings away and comes back within about a second. The
-/// coefficient is the swing beyond the straight line between the window's ends, over `fullSwing`,
-/// so a steady turn scores nothing.
+/// coefficient is how far the window's angles go beyond both of its ends, over `fullSwing`: a swing
+/// out and back scores its full size, while a steady turn and a turn that stops (a look aside at a
+/// second screen) score nothing, since their farthest angle is the window's last.
 public struct HeadGesture: ExpressionAnalyser {
     public enum Kind: Sendable { case nod, shake }
     public let kind: Kind
@@ -240,12 +241,13 @@ public struct HeadGesture: ExpressionAnalyser {
         guard history.count >= 4 else { return 0 }
         let angle: (Int) -> Double = { kind == .nod ? history[$0].pitch : history[$0].yaw }
         let first = angle(0), last = angle(history.count - 1)
-        var excursion = 0.0
-        for i in 1..<(history.count - 1) {
-            let t = Double(i) / Double(history.count - 1)
-            excursion = max(excursion, abs(angle(i) - (first + (last - first) * t)))
+        var highest = first, lowest = first
+        for i in 1..<history.count {
+            highest = max(highest, angle(i))
+            lowest = min(lowest, angle(i))
         }
-        return Float(min(1, excursion / fullSwing))
+        let swing = max(highest - max(first, last), min(first, last) - lowest)
+        return Float(min(1, swing / fullSwing))
     }
 }
 

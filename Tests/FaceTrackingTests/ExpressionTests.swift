@@ -57,6 +57,19 @@ import Testing
         #expect(coefficients(SyntheticFace(), history: turn)["nod"]! < 0.1, "a steady tilt is not a nod")
     }
 
+    /// A look aside that stops is no shake, however sharply it stops: the swing never comes back.
+    /// Judged by how far the angles bend from the straight line between the window's ends, this
+    /// one scored 1 (35 degrees reached halfway, the line at 18 there).
+    @Test func aLookAsideThatStopsIsNoShake() {
+        var aside = PoseHistory(), shake = PoseHistory()
+        for i in 0..<30 {
+            aside.append(yaw: min(35, 35 * Double(i) / 15), pitch: 0)
+            shake.append(yaw: 20 + 12 * sin(2 * Double.pi * Double(i) / 29), pitch: 0)
+        }
+        #expect(coefficients(SyntheticFace(), history: aside)["shake"]! < 0.05)
+        #expect(coefficients(SyntheticFace(), history: shake)["shake"]! > 0.9, "a shake while turned 20 degrees")
+    }
+
     /// Threshold and hysteresis: one event per gesture, even with the coefficient hovering at the line.
     @Test func anEventFiresOncePerGesture() {
         let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
