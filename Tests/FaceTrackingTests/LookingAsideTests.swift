@@ -1,0 +1,149 @@
+import CDlibReference
+@testable import FaceTracking
+import FaceVision
+import Foundation
+import FrameKit
+import Testing
+
+/// A corpus person's largest face, 180 px, looking aside as a streamer looks at a second screen:
+/// the photo painted on a vertical cylinder the breadth of a head (face-motion.py's yaw sequences:
+/// its axis midway between the jaw's ends at ear height, its radius 0.85 outer-eye distances, seen
+/// in orthographic projection), turned to 35 degrees in a second, held for a second and a half,
+/// turned to 35 degrees the other way in two seconds, held, and back in a second (`yaw30`), on a
+/// 640x480 frame under sigma-6 sensor noise, tracked with detection on the frame thread.
+struct LookingAside {
+    static let width = 640, height = 480, faceSide = 180.0, turn = 35.0
+    /// The cylinder's turn on each frame at 30 fps, degrees, positive turning the nose towards the
+    /// frame's right.
+    static let yaws: [Double] = {
+        let legs: [(seconds: Double, from: Double, to: Double)] = [
+            (0.5, 0, 0), (1, 0, turn), (1.5, turn, turn), (2, turn, -turn), (1.5, -turn, -turn), (1, -turn, 0), (0.5, 0, 0),
+        ]
+        return legs.flatMap { leg in
+            (0..<Int(leg.seconds * 30)).map { leg.from + (leg.to - leg.from) * Double($0) / (leg.seconds * 30) }
+        }
+    }()
+
+    let photo: FaceCorpus.Photo
+    private let forward: [Double]
+    private let axis: Double, radius: Double
+    /// dlib's shape predictor on the photo, in frame pixels before the turn.
+    let reference: Landmarks
+    private var noise = GaussianNoise(sigma: 6)
+
+    /// Nil when dlib's detector finds no face on the photo.
+    init?(_ photo: FaceCorpus.Photo, landmarker: DlibLandmarker) throws {
+        guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { return nil }
+        let box = FaceBox(x: Float(face.x), y: Float(face.y), width: Float(face.width), height: Float(face.height))
+        let fit = try #require(try photo.withPlane { try landmarker.fit($0, in: box) })
+        let scale = Self.faceSide / Double(face.width)
+        let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
+        self.photo = photo
+        forward = [scale, 0, Double(Self.width / 2) - scale * fx, 0, scale, Double(Self.height / 2) - scale * fy]
+        axis = forward[0] * Double(fit[0].x + fit[16].x) / 2 + forward[2]
+        radius = 0.85 * scale * Double(fit.eyeDistance)
+        var placed = Landmarks.zero
+        for i in 0..<68 { placed[i] = Point(x: Float(forward[0] * Double(fit[i].x) + forward[2]), y: Float(forward[4] * Double(fit[i].y) + forward[5])) }
+        reference = placed
+    }
+
+    /// Where the reference landmarks lie on frame `index`, and which of them face the camera.
+    func expected(_ index: Int) -> (Landmarks, [Bool]) {
+        var points = Landmarks.zero, visible = [Bool](repeating: false, count: 68)
+        let yaw = Self.yaws[index] * .pi / 180
+        for i in 0..<68 {
+            let phi = asin(max(-1, min(1, (Double(reference[i].x) - axis) / radius))) + yaw
+            points[i] = Point(x: Float(axis + radius * sin(phi)), y: reference[i].y)
+            visible[i] = cos(phi) > 0
+        }
+        return (points, visible)
+    }
+
+    /// Draws frame `index` into `frame` (width x height pixels), using `flat` (as many) for the
+    /// unturned photo. Each column the cylinder covers shows the photo's column painted at the
+    /// surface point seen there, averaged over four sub-columns so that the squeezed side does not
+    /// alias; where the cylinder's back faces the camera, a flat hair grey.
+    mutating func render(_ index: Int, into frame: UnsafeMutablePointer<UInt8>, flat: UnsafeMutablePointer<UInt8>) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let (w, h) = (Self.width, Self.height)
+        try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, flat, Int32(w), &error) == 0)
+        // dr_warp_affine fills a square of side `w`; the frame is its top `h` rows.
+        frame.update(from: flat, count: w * h)
+        let yaw = Self.yaws[index] * .pi / 180
+        let first = max(0, Int((axis - radius).rounded(.down))), last = min(w - 1, Int((axis + radius).rounded(.up)))
+        for x in first...last {
+            var taps: [(column: Int, weight: Double)] = [], hair = 0.0
+            for sub in 0..<4 {
+                let offset = (Double(x) - 0.5 + (Double(sub) + 0.5) / 4 - axis) / radius
+                guard abs(offset) < 1 else { continue }
+                let phi = asin(offset) - yaw
+                guard abs(phi) <= .pi / 2 else { hair += 0.25; continue }
+                let u = min(Double(w) - 1.001, max(0, axis + radius * sin(phi)))
+                let u0 = Int(u)
+                taps.append((u0, 0.25 * (Double(u0 + 1) - u)))
+                taps.append((u0 + 1, 0.25 * (u - Double(u0))))
+            }
+            let covered = taps.reduce(0) { $0 + $1.weight } + hair
+            for y in 0..<h {
+                var value = Double(flat[y * w + x]) * (1 - covered) + 70 * hair
+                for tap in taps { value += tap.weight * Double(flat[y * w + tap.column]) }
+                frame[y * w + x] = UInt8(max(0, min(255, value.rounded())))
+            }
+        }
+        noise.add(to: frame, count: w * h)
+    }
+}
+
+@Suite(.serialized) struct LookingAsideTests {
+    /// A face that looks aside and stays there makes no nod and no shake, and the fit stays on it.
+    /// Every corpus person as `LookingAside` renders them (16 faces), landmarks against where the
+    /// reference fit's points lie on the turned cylinder (mean over those facing the camera, in
+    /// outer-eye distances). Measured: a mean of 1.5-4.4 % a face, 6.9 % for
+    /// tflite_portrait_large (her photo already turned 40 degrees); a gesture on 3-4 faces, each
+    /// where the fit jumped to another place on the turned face (astronaut's from 2 to 5 %). A
+    /// gesture judged by how far the last second's angles bend from the straight line between its
+    /// ends, as it was, took the turn that stops for one: a shake on 12-13 of the 16.
+    @Test func aFaceThatLooksAsideAndStaysThereMakesNoGesture() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
+        let (w, h) = (LookingAside.width, LookingAside.height)
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
+        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: w * w)
+        defer { frame.deallocate(); flat.deallocate() }
+        let plane = Plane(base: frame, stride: w, width: w, height: h)
+        var means: [Float] = [], withGesture: [String] = []
+        for photo in corpus.photos {
+            guard var aside = try LookingAside(photo, landmarker: landmarker) else { continue }
+            let tracker = try SwayingFace.tracker(model)
+            var gestures: [String] = [], errors: [Float] = []
+            for index in LookingAside.yaws.indices {
+                try aside.render(index, into: frame, flat: flat)
+                tracker.process(plane, seconds: Double(index) / 30)
+                let (truth, visible) = aside.expected(index)
+                let eyes = aside.reference.eyeDistance
+                if let face = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < eyes / 2 }) {
+                    var sum: Float = 0, count: Float = 0
+                    for i in 0..<68 where visible[i] {
+                        sum += face.rawLandmarks[i].distance(to: truth[i])
+                        count += 1
+                    }
+                    errors.append(sum / count / eyes)
+                }
+                for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
+                    gestures.append("\(event.expression) at frame \(index), turned \(Int(LookingAside.yaws[index])) degrees")
+                }
+            }
+            let mean = errors.reduce(0, +) / Float(max(1, errors.count))
+            means.append(mean)
+            #expect(errors.count >= LookingAside.yaws.count / 2, "\(photo.name): shown on \(errors.count) of \(LookingAside.yaws.count) frames")
+            #expect(mean <= 0.08, "\(photo.name): the fit lies \(mean * 100) % of the eye distance from the turned face on average")
+            if !gestures.isEmpty { withGesture.append("\(photo.name): \(gestures)") }
+        }
+        #expect(means.count >= 10, "only \(means.count) people")
+        let median = means.sorted()[means.count / 2]
+        #expect(median <= 0.03, "the median face's fit lies \(median * 100) % from the turned face: \(means)")
+        #expect(withGesture.count <= means.count / 4, "a nod or a shake on \(withGesture.count) of \(means.count) faces: \(withGesture)")
+        print("faces looking aside, the fit's mean distance from the turned face: \(means.map { (($0 * 1000).rounded() / 10) }); gestures: \(withGesture)")
+    }
+}
