@@ -98,11 +98,12 @@ struct LookingAside {
     /// A face that looks aside and stays there makes no nod and no shake, and the fit stays on it.
     /// Every corpus person as `LookingAside` renders them (16 faces), landmarks against where the
     /// reference fit's points lie on the turned cylinder (mean over those facing the camera, in
-    /// outer-eye distances). Measured: a mean of 1.5-4.4 % a face, 6.9 % for
-    /// tflite_portrait_large (her photo already turned 40 degrees); a gesture on 3-4 faces, each
-    /// where the fit jumped to another place on the turned face (astronaut's from 2 to 5 %). A
-    /// gesture judged by how far the last second's angles bend from the straight line between its
-    /// ends, as it was, took the turn that stops for one: a shake on 12-13 of the 16.
+    /// outer-eye distances). Measured: a mean of 1.5-4.4 % a face, 6.9 % for tflite_portrait_large
+    /// (her photo already turned 40 degrees); a gesture on 1-4 faces over six draws of the noise
+    /// (`FACERELAY_NOISE_SEED=0...5`), each where the fit jumped to another place on the turned face
+    /// (astronaut's from 2 to 5 %). A gesture judged by how far the last second's angles bend from
+    /// the straight line between its ends, as it was, took the turn that stops for one: a shake on
+    /// 12-13 of the 16.
     @Test func aFaceThatLooksAsideAndStaysThereMakesNoGesture() throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
