@@ -228,11 +228,15 @@ public struct BrowRaise: ExpressionAnalyser {
 /// A nod (pitch) or shake (yaw): the head swings away and comes back within about a second. The
 /// coefficient is how far the window's angles go beyond both of its ends, over `fullSwing`: a swing
 /// out and back scores its full size, while a steady turn and a turn that stops (a look aside at a
-/// second screen) score nothing, since their farthest angle is the window's last.
+/// second screen) score nothing, since their farthest angle is the window's last. A second with a
+/// pose turned beyond `measurableYaw` scores nothing either: there the fit folds the hidden eye
+/// and mouth corner onto the visible side and the pose jumps by tens of degrees.
 public struct HeadGesture: ExpressionAnalyser {
     public enum Kind: Sendable { case nod, shake }
     public let kind: Kind
     public var fullSwing: Double = 12
+    /// The largest yaw, either way, at which the pose follows the head (docs/tracking-design.md).
+    public var measurableYaw: Double = 45
     public init(kind: Kind) { self.kind = kind }
     public var name: String { kind == .nod ? "nod" : "shake" }
 
@@ -242,7 +246,8 @@ public struct HeadGesture: ExpressionAnalyser {
         let angle: (Int) -> Double = { kind == .nod ? history[$0].pitch : history[$0].yaw }
         let first = angle(0), last = angle(history.count - 1)
         var highest = first, lowest = first
-        for i in 1..<history.count {
+        for i in 0..<history.count {
+            guard abs(history[i].yaw) <= measurableYaw else { return 0 }
             highest = max(highest, angle(i))
             lowest = min(lowest, angle(i))
         }

@@ -70,6 +70,21 @@ import Testing
         #expect(coefficients(SyntheticFace(), history: shake)["shake"]! > 0.9, "a shake while turned 20 degrees")
     }
 
+    /// Beyond 45 degrees of yaw the fit folds the hidden eye and mouth corner onto the visible side
+    /// and the pose jumps: a head turning on to 60 degrees read 45 degrees, then 25 on the next
+    /// frames (astronaut's `yaw` sequence), a swing out and back that scored a full shake. A second
+    /// with a pose beyond 45 degrees scores no gesture; on the tracking benchmark's `yaw` sequences
+    /// (to 90 degrees each way and back, twelve people) that took the shakes from 11 to 6.
+    @Test func aPoseBeyondTheMeasurableTurnMakesNoGesture() {
+        var folded = PoseHistory()
+        for i in 0..<30 { folded.append(yaw: i < 20 ? 1.5 * Double(i) + 18 : (i < 22 ? 46 : 25), pitch: 0) }
+        #expect(coefficients(SyntheticFace(), history: folded)["shake"]! == 0)
+        #expect(coefficients(SyntheticFace(), history: folded)["nod"]! == 0)
+        var within = PoseHistory()
+        for i in 0..<30 { within.append(yaw: i < 20 ? 1.5 * Double(i) + 10 : (i < 22 ? 40 : 20), pitch: 0) }
+        #expect(coefficients(SyntheticFace(), history: within)["shake"]! > 0.9, "the same swing within range")
+    }
+
     /// Threshold and hysteresis: one event per gesture, even with the coefficient hovering at the line.
     @Test func anEventFiresOncePerGesture() {
         let rules = [ExpressionRule(EyeBlink(side: .left), threshold: 0.6, hysteresis: 0.15)]
