@@ -226,11 +226,14 @@ public struct BrowRaise: ExpressionAnalyser {
 }
 
 /// A nod (pitch) or shake (yaw): the head swings away and comes back within about a second. The
-/// coefficient is how far the window's angles go beyond both of its ends, over `fullSwing`: a swing
-/// out and back scores its full size, while a steady turn and a turn that stops (a look aside at a
-/// second screen) score nothing, since their farthest angle is the window's last. A second with a
-/// pose turned beyond `measurableYaw` scores nothing either: there the fit folds the hidden eye
-/// and mouth corner onto the visible side and the pose jumps by tens of degrees.
+/// coefficient is the largest swing out and back in the window, over `fullSwing`: how far an angle
+/// lies beyond the angles both before and after it, the nearer side counting. A swing keeps its full
+/// size wherever it falls in the window, and a shake of several swings stays one gesture; a steady
+/// turn and a turn that stops (a look aside at a second screen) score nothing, since nothing after
+/// their farthest angle comes back. A nod counts only where the pitch swung further than the yaw,
+/// and a shake the other way round. A second with a pose turned beyond `measurableYaw` scores
+/// nothing either: there the fit folds the hidden eye and mouth corner onto the visible side and the
+/// pose jumps by tens of degrees.
 public struct HeadGesture: ExpressionAnalyser {
     public enum Kind: Sendable { case nod, shake }
     public let kind: Kind
@@ -243,16 +246,36 @@ public struct HeadGesture: ExpressionAnalyser {
     public func coefficient(of face: FaceSample) -> Float {
         let history = face.poseHistory
         guard history.count >= 4 else { return 0 }
-        let angle: (Int) -> Double = { kind == .nod ? history[$0].pitch : history[$0].yaw }
-        let first = angle(0), last = angle(history.count - 1)
-        var highest = first, lowest = first
-        for i in 0..<history.count {
-            guard abs(history[i].yaw) <= measurableYaw else { return 0 }
-            highest = max(highest, angle(i))
-            lowest = min(lowest, angle(i))
+        for i in 0..<history.count where abs(history[i].yaw) > measurableYaw { return 0 }
+        // A turned head's pitch picks up part of its yaw, and a nodding head's yaw part of its
+        // pitch: the gesture is the axis that swung further.
+        let nod = Self.swing(history) { $0.pitch }, shake = Self.swing(history) { $0.yaw }
+        let (own, other) = kind == .nod ? (nod, shake) : (shake, nod)
+        return own >= other ? Float(min(1, own / fullSwing)) : 0
+    }
+
+    /// The largest swing out and back of `angle` in `history`.
+    private static func swing(_ history: PoseHistory, _ angle: ((yaw: Double, pitch: Double)) -> Double) -> Double {
+        // The lowest and highest angle from each frame on, then each frame against those and the
+        // lowest and highest before it.
+        var lowestAfter = InlineArray<30, Double>(repeating: 0), highestAfter = InlineArray<30, Double>(repeating: 0)
+        var low = Double.infinity, high = -Double.infinity
+        for i in (0..<history.count).reversed() {
+            low = min(low, angle(history[i]))
+            high = max(high, angle(history[i]))
+            lowestAfter[i] = low
+            highestAfter[i] = high
         }
-        let swing = max(highest - max(first, last), min(first, last) - lowest)
-        return Float(min(1, swing / fullSwing))
+        var swing = 0.0
+        low = angle(history[0])
+        high = low
+        for i in 1..<(history.count - 1) {
+            let a = angle(history[i])
+            low = min(low, a)
+            high = max(high, a)
+            swing = max(swing, min(a - low, a - lowestAfter[i + 1]), min(high - a, highestAfter[i + 1] - a))
+        }
+        return swing
     }
 }
 

@@ -5,25 +5,32 @@ import Foundation
 import FrameKit
 import Testing
 
-/// A corpus person's largest face, 180 px, looking aside as a streamer looks at a second screen:
-/// the photo painted on a vertical cylinder the breadth of a head (face-motion.py's yaw sequences:
-/// its axis midway between the jaw's ends at ear height, its radius 0.85 outer-eye distances, seen
-/// in orthographic projection), turned to 35 degrees in a second, held for a second and a half,
-/// turned to 35 degrees the other way in two seconds, held, and back in a second (`yaw30`), on a
-/// 640x480 frame under sigma-6 sensor noise, tracked with detection on the frame thread.
-struct LookingAside {
-    static let width = 640, height = 480, faceSide = 180.0, turn = 35.0
-    /// The cylinder's turn on each frame at 30 fps, degrees, positive turning the nose towards the
-    /// frame's right.
-    static let yaws: [Double] = {
-        let legs: [(seconds: Double, from: Double, to: Double)] = [
-            (0.5, 0, 0), (1, 0, turn), (1.5, turn, turn), (2, turn, -turn), (1.5, -turn, -turn), (1, -turn, 0), (0.5, 0, 0),
-        ]
-        return legs.flatMap { leg in
-            (0..<Int(leg.seconds * 30)).map { leg.from + (leg.to - leg.from) * Double($0) / (leg.seconds * 30) }
-        }
-    }()
+/// A corpus person's largest face, 180 px, turning its head: the photo painted on a vertical
+/// cylinder the breadth of a head (face-motion.py's yaw sequences: its axis midway between the jaw's
+/// ends at ear height, its radius 0.85 outer-eye distances, seen in orthographic projection), turned
+/// by `yaws`, on a 640x480 frame under sigma-6 sensor noise, tracked with detection on the frame thread.
+struct TurningFace {
+    static let width = 640, height = 480, faceSide = 180.0, aside = 35.0
+    /// Looking aside as a streamer looks at a second screen: turned to 35 degrees in a second,
+    /// held for a second and a half, turned to 35 degrees the other way in two seconds, held, and
+    /// back in a second (face-motion.py's `yaw30`).
+    static let lookingAside = turns([
+        (0.5, 0, 0), (1, 0, aside), (1.5, aside, aside), (2, aside, -aside), (1.5, -aside, -aside), (1, -aside, 0), (0.5, 0, 0),
+    ])
+    /// A head shake: half a second still, 20 degrees each way and back twice in 1.2 s, a second still.
+    static let shaking = turns([
+        (0.5, 0, 0), (0.15, 0, 20), (0.3, 20, -20), (0.3, -20, 20), (0.3, 20, -20), (0.15, -20, 0), (1, 0, 0),
+    ])
 
+    /// The cylinder's turn on each frame at 30 fps, degrees, positive turning the nose towards the
+    /// frame's right, from legs of (seconds, from, to) turned at an even speed.
+    static func turns(_ legs: [(seconds: Double, from: Double, to: Double)]) -> [Double] {
+        legs.flatMap { leg in
+            (0..<Int((leg.seconds * 30).rounded())).map { leg.from + (leg.to - leg.from) * Double($0) / (leg.seconds * 30) }
+        }
+    }
+
+    let yaws: [Double]
     let photo: FaceCorpus.Photo
     private let forward: [Double]
     private let axis: Double, radius: Double
@@ -32,13 +39,14 @@ struct LookingAside {
     private var noise = GaussianNoise(sigma: 6)
 
     /// Nil when dlib's detector finds no face on the photo.
-    init?(_ photo: FaceCorpus.Photo, landmarker: DlibLandmarker) throws {
+    init?(_ photo: FaceCorpus.Photo, landmarker: DlibLandmarker, yaws: [Double]) throws {
         guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { return nil }
         let box = FaceBox(x: Float(face.x), y: Float(face.y), width: Float(face.width), height: Float(face.height))
         let fit = try #require(try photo.withPlane { try landmarker.fit($0, in: box) })
         let scale = Self.faceSide / Double(face.width)
         let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
         self.photo = photo
+        self.yaws = yaws
         forward = [scale, 0, Double(Self.width / 2) - scale * fx, 0, scale, Double(Self.height / 2) - scale * fy]
         axis = forward[0] * Double(fit[0].x + fit[16].x) / 2 + forward[2]
         radius = 0.85 * scale * Double(fit.eyeDistance)
@@ -50,7 +58,7 @@ struct LookingAside {
     /// Where the reference landmarks lie on frame `index`, and which of them face the camera.
     func expected(_ index: Int) -> (Landmarks, [Bool]) {
         var points = Landmarks.zero, visible = [Bool](repeating: false, count: 68)
-        let yaw = Self.yaws[index] * .pi / 180
+        let yaw = yaws[index] * .pi / 180
         for i in 0..<68 {
             let phi = asin(max(-1, min(1, (Double(reference[i].x) - axis) / radius))) + yaw
             points[i] = Point(x: Float(axis + radius * sin(phi)), y: reference[i].y)
@@ -69,7 +77,7 @@ struct LookingAside {
         try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, flat, Int32(w), &error) == 0)
         // dr_warp_affine fills a square of side `w`; the frame is its top `h` rows.
         frame.update(from: flat, count: w * h)
-        let yaw = Self.yaws[index] * .pi / 180
+        let yaw = yaws[index] * .pi / 180
         let first = max(0, Int((axis - radius).rounded(.down))), last = min(w - 1, Int((axis + radius).rounded(.up)))
         for x in first...last {
             var taps: [(column: Int, weight: Double)] = [], hair = 0.0
@@ -96,7 +104,7 @@ struct LookingAside {
 
 @Suite(.serialized) struct LookingAsideTests {
     /// A face that looks aside and stays there makes no nod and no shake, and the fit stays on it.
-    /// Every corpus person as `LookingAside` renders them (16 faces), landmarks against where the
+    /// Every corpus person turned by `TurningFace.lookingAside` (16 faces), landmarks against where the
     /// reference fit's points lie on the turned cylinder (mean over those facing the camera, in
     /// outer-eye distances). Measured: a mean of 1.5-4.4 % a face, 6.9 % for tflite_portrait_large
     /// (her photo already turned 40 degrees); a gesture on 1-4 faces over six draws of the noise
@@ -108,17 +116,17 @@ struct LookingAside {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
         let landmarker = try DlibLandmarker(model: model)
-        let (w, h) = (LookingAside.width, LookingAside.height)
+        let (w, h) = (TurningFace.width, TurningFace.height)
         let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
         let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: w * w)
         defer { frame.deallocate(); flat.deallocate() }
         let plane = Plane(base: frame, stride: w, width: w, height: h)
         var means: [Float] = [], withGesture: [String] = []
         for photo in corpus.photos {
-            guard var aside = try LookingAside(photo, landmarker: landmarker) else { continue }
+            guard var aside = try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.lookingAside) else { continue }
             let tracker = try SwayingFace.tracker(model)
             var gestures: [String] = [], errors: [Float] = []
-            for index in LookingAside.yaws.indices {
+            for index in aside.yaws.indices {
                 try aside.render(index, into: frame, flat: flat)
                 tracker.process(plane, seconds: Double(index) / 30)
                 let (truth, visible) = aside.expected(index)
@@ -132,12 +140,12 @@ struct LookingAside {
                     errors.append(sum / count / eyes)
                 }
                 for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
-                    gestures.append("\(event.expression) at frame \(index), turned \(Int(LookingAside.yaws[index])) degrees")
+                    gestures.append("\(event.expression) at frame \(index), turned \(Int(aside.yaws[index])) degrees")
                 }
             }
             let mean = errors.reduce(0, +) / Float(max(1, errors.count))
             means.append(mean)
-            #expect(errors.count >= LookingAside.yaws.count / 2, "\(photo.name): shown on \(errors.count) of \(LookingAside.yaws.count) frames")
+            #expect(errors.count >= aside.yaws.count / 2, "\(photo.name): shown on \(errors.count) of \(aside.yaws.count) frames")
             #expect(mean <= 0.08, "\(photo.name): the fit lies \(mean * 100) % of the eye distance from the turned face on average")
             if !gestures.isEmpty { withGesture.append("\(photo.name): \(gestures)") }
         }
@@ -146,5 +154,50 @@ struct LookingAside {
         #expect(median <= 0.03, "the median face's fit lies \(median * 100) % from the turned face: \(means)")
         #expect(withGesture.count <= means.count / 4, "a nod or a shake on \(withGesture.count) of \(means.count) faces: \(withGesture)")
         print("faces looking aside, the fit's mean distance from the turned face: \(means.map { (($0 * 1000).rounded() / 10) }); gestures: \(withGesture)")
+    }
+}
+
+@Suite(.serialized) struct HeadShakeTests {
+    /// A head shake (`TurningFace.shaking`: 20 degrees each way and back twice in 1.2 s) is a shake,
+    /// and no nod, on every corpus person whose pose follows it, and one shake on a face followed
+    /// throughout. Measured over six draws of the noise: a shake on 13-14 of the 16 faces, starting
+    /// 0.33-0.73 s after the head; not on Tom_Hanks_54745 (his photo turned 36 degrees: the shake
+    /// takes his pose beyond the measurable 45), nor, on some draws, grace_hopper,
+    /// obama_partial_face2 and tflite_portrait_large (their pose moves 6-7 degrees for the cylinder's
+    /// 40). A face hidden for a frame mid-shake starts it again: its pose history starts again.
+    /// Judged by how far the second's angles go beyond both of its ends, a shake of two swings was
+    /// two shakes on 11 of the 13 faces: with the second's ends at opposite sides of the swing,
+    /// nothing lay beyond both; and t1's pitch, swinging with the yaw, made a nod on one draw.
+    @Test func aHeadShakeIsAShake() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
+        let (w, h) = (TurningFace.width, TurningFace.height)
+        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
+        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: w * w)
+        defer { frame.deallocate(); flat.deallocate() }
+        let plane = Plane(base: frame, stride: w, width: w, height: h)
+        var people = 0, shaken: [String] = []
+        for photo in corpus.photos {
+            guard var shaking = try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.shaking) else { continue }
+            let tracker = try SwayingFace.tracker(model)
+            var shakes: [Int] = [], nods: [Int] = [], hidden = 0
+            for index in shaking.yaws.indices {
+                try shaking.render(index, into: frame, flat: flat)
+                tracker.process(plane, seconds: Double(index) / 30)
+                if index >= 10, !tracker.faces.contains(where: { $0.isShown }) { hidden += 1 }
+                for event in tracker.expressionEvents where event.started {
+                    if event.expression == "shake" { shakes.append(index) }
+                    if event.expression == "nod" { nods.append(index) }
+                }
+            }
+            people += 1
+            if !shakes.isEmpty { shaken.append(photo.name) }
+            if hidden == 0 { #expect(shakes.count <= 1, "\(photo.name), followed throughout: a shake started on frames \(shakes)") }
+            #expect(nods.isEmpty, "\(photo.name): a nod started on frames \(nods)")
+        }
+        #expect(people >= 10, "only \(people) people")
+        #expect(shaken.count >= people * 3 / 4, "a shake on \(shaken.count) of \(people) faces: \(shaken)")
+        print("a head shake, a shake on \(shaken.count) of \(people) faces: \(shaken)")
     }
 }
