@@ -104,7 +104,7 @@ import Testing
     /// that (2-29 here, median 6), and no face's over 40. Against the camera's axis the yaw followed
     /// the face across the frame: 22-71 degrees, median 31, and every person started a `shake`.
     /// Known, not yet fixed: where the pose flips for a few frames, a nod or a shake can still
-    /// start: on none of the 16 faces with this noise, on 3 of 128 over eight draws of it (obama2's
+    /// start: on none of the 16 faces with this noise, on 2 of 128 over eight draws of it (obama2's
     /// yaw read -33 and 40 degrees on one, beyond the 40 below). Judged by how far the angles bend
     /// from the straight line between the second's ends, as gestures were, 3 of these 16.
     @Test func aFaceSlidingFromSideToSideKeepsItsYaw() throws {
