@@ -102,6 +102,33 @@ struct TurningFace {
     }
 }
 
+extension TurningFace {
+    /// Renders every corpus person's largest face turned by `yaws` and tracks it at the default
+    /// settings; `frame` sees each person's rendering, the tracker after each frame and the
+    /// frame's index (the last one `yaws.count - 1`). The number of people.
+    static func trackEveryPerson(turnedBy yaws: [Double], _ frame: (TurningFace, FaceTracker, Int) throws -> Void) throws -> Int {
+        let corpus = try FaceCorpus.shared.get()
+        let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
+        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: width * width)
+        defer { pixels.deallocate(); flat.deallocate() }
+        let plane = Plane(base: pixels, stride: width, width: width, height: height)
+        var people = 0
+        for photo in corpus.photos {
+            guard var face = try TurningFace(photo, landmarker: landmarker, yaws: yaws) else { continue }
+            let tracker = try SwayingFace.tracker(model)
+            for index in yaws.indices {
+                try face.render(index, into: pixels, flat: flat)
+                tracker.process(plane, seconds: Double(index) / 30)
+                try frame(face, tracker, index)
+            }
+            people += 1
+        }
+        return people
+    }
+}
+
 @Suite(.serialized) struct LookingAsideTests {
     /// A face that looks aside and stays there makes no nod and no shake, and the fit stays on it.
     /// Every corpus person turned by `TurningFace.lookingAside` (16 faces), landmarks against where the
@@ -113,46 +140,34 @@ struct TurningFace {
     /// the straight line between its ends, as it was, took the turn that stops for one: a shake on
     /// 12-13 of the 16.
     @Test func aFaceThatLooksAsideAndStaysThereMakesNoGesture() throws {
-        let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
-        let landmarker = try DlibLandmarker(model: model)
-        let (w, h) = (TurningFace.width, TurningFace.height)
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
-        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: w * w)
-        defer { frame.deallocate(); flat.deallocate() }
-        let plane = Plane(base: frame, stride: w, width: w, height: h)
-        var means: [Float] = [], withGesture: [String] = []
-        for photo in corpus.photos {
-            guard var aside = try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.lookingAside) else { continue }
-            let tracker = try SwayingFace.tracker(model)
-            var gestures: [String] = [], errors: [Float] = []
-            for index in aside.yaws.indices {
-                try aside.render(index, into: frame, flat: flat)
-                tracker.process(plane, seconds: Double(index) / 30)
-                let (truth, visible) = aside.expected(index)
-                let eyes = aside.reference.eyeDistance
-                if let face = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < eyes / 2 }) {
-                    var sum: Float = 0, count: Float = 0
-                    for i in 0..<68 where visible[i] {
-                        sum += face.rawLandmarks[i].distance(to: truth[i])
-                        count += 1
-                    }
-                    errors.append(sum / count / eyes)
+        var means: [Float] = [], withGesture: [String] = [], gestures: [String] = [], errors: [Float] = []
+        let people = try TurningFace.trackEveryPerson(turnedBy: TurningFace.lookingAside) { aside, tracker, index in
+            let (truth, visible) = aside.expected(index)
+            let eyes = aside.reference.eyeDistance
+            if let face = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < eyes / 2 }) {
+                var sum: Float = 0, count: Float = 0
+                for i in 0..<68 where visible[i] {
+                    sum += face.rawLandmarks[i].distance(to: truth[i])
+                    count += 1
                 }
-                for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
-                    gestures.append("\(event.expression) at frame \(index), turned \(Int(aside.yaws[index])) degrees")
-                }
+                errors.append(sum / count / eyes)
             }
-            let mean = errors.reduce(0, +) / Float(max(1, errors.count))
+            for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
+                gestures.append("\(event.expression) at frame \(index), turned \(Int(aside.yaws[index])) degrees")
+            }
+            guard index == aside.yaws.count - 1 else { return }
+            let name = aside.photo.name, mean = errors.reduce(0, +) / Float(max(1, errors.count))
             means.append(mean)
-            #expect(errors.count >= aside.yaws.count / 2, "\(photo.name): shown on \(errors.count) of \(aside.yaws.count) frames")
-            #expect(mean <= 0.08, "\(photo.name): the fit lies \(mean * 100) % of the eye distance from the turned face on average")
-            if !gestures.isEmpty { withGesture.append("\(photo.name): \(gestures)") }
+            #expect(errors.count >= aside.yaws.count / 2, "\(name): shown on \(errors.count) of \(aside.yaws.count) frames")
+            #expect(mean <= 0.08, "\(name): the fit lies \(mean * 100) % of the eye distance from the turned face on average")
+            if !gestures.isEmpty { withGesture.append("\(name): \(gestures)") }
+            gestures = []
+            errors = []
         }
-        #expect(means.count >= 10, "only \(means.count) people")
+        #expect(people >= 10, "only \(people) people")
         let median = means.sorted()[means.count / 2]
         #expect(median <= 0.03, "the median face's fit lies \(median * 100) % from the turned face: \(means)")
-        #expect(withGesture.count <= means.count / 4, "a nod or a shake on \(withGesture.count) of \(means.count) faces: \(withGesture)")
+        #expect(withGesture.count <= people / 4, "a nod or a shake on \(withGesture.count) of \(people) faces: \(withGesture)")
         print("faces looking aside, the fit's mean distance from the turned face: \(means.map { (($0 * 1000).rounded() / 10) }); gestures: \(withGesture)")
     }
 }
@@ -169,32 +184,19 @@ struct TurningFace {
     /// two shakes on 11 of the 13 faces: with the second's ends at opposite sides of the swing,
     /// nothing lay beyond both; and t1's pitch, swinging with the yaw, made a nod on one draw.
     @Test func aHeadShakeIsAShake() throws {
-        let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
-        let landmarker = try DlibLandmarker(model: model)
-        let (w, h) = (TurningFace.width, TurningFace.height)
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h)
-        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: w * w)
-        defer { frame.deallocate(); flat.deallocate() }
-        let plane = Plane(base: frame, stride: w, width: w, height: h)
-        var people = 0, shaken: [String] = []
-        for photo in corpus.photos {
-            guard var shaking = try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.shaking) else { continue }
-            let tracker = try SwayingFace.tracker(model)
-            var shakes: [Int] = [], nods: [Int] = [], hidden = 0
-            for index in shaking.yaws.indices {
-                try shaking.render(index, into: frame, flat: flat)
-                tracker.process(plane, seconds: Double(index) / 30)
-                if index >= 10, !tracker.faces.contains(where: { $0.isShown }) { hidden += 1 }
-                for event in tracker.expressionEvents where event.started {
-                    if event.expression == "shake" { shakes.append(index) }
-                    if event.expression == "nod" { nods.append(index) }
-                }
+        var shaken: [String] = [], shakes: [Int] = [], nods: [Int] = [], hidden = 0
+        let people = try TurningFace.trackEveryPerson(turnedBy: TurningFace.shaking) { shaking, tracker, index in
+            if index >= 10, !tracker.faces.contains(where: { $0.isShown }) { hidden += 1 }
+            for event in tracker.expressionEvents where event.started {
+                if event.expression == "shake" { shakes.append(index) }
+                if event.expression == "nod" { nods.append(index) }
             }
-            people += 1
-            if !shakes.isEmpty { shaken.append(photo.name) }
-            if hidden == 0 { #expect(shakes.count <= 1, "\(photo.name), followed throughout: a shake started on frames \(shakes)") }
-            #expect(nods.isEmpty, "\(photo.name): a nod started on frames \(nods)")
+            guard index == shaking.yaws.count - 1 else { return }
+            let name = shaking.photo.name
+            if !shakes.isEmpty { shaken.append(name) }
+            if hidden == 0 { #expect(shakes.count <= 1, "\(name), followed throughout: a shake started on frames \(shakes)") }
+            #expect(nods.isEmpty, "\(name): a nod started on frames \(nods)")
+            (shakes, nods, hidden) = ([], [], 0)
         }
         #expect(people >= 10, "only \(people) people")
         #expect(shaken.count >= people * 3 / 4, "a shake on \(shaken.count) of \(people) faces: \(shaken)")
