@@ -119,7 +119,18 @@ extension FaceTracker {
         face.fitInterval = seconds - face.fittedAt
         face.landmarksAtFit = face.landmarks
         face.fittedAt = seconds
-        face.pose = solvePose(face.landmarks, in: grey, previous: face.pose)
+        // A head turns a few hundred degrees a second at most: a pose that turned faster comes from a
+        // fit askew for a frame or two (a face turning straight back, its nose tip fitted on the far
+        // side of its eyes: yaw read -33 degrees between frames at +40, and a shake started). The
+        // last pose stands until the time since it was solved allows the turn, a few frames at most.
+        let solved = solvePose(face.landmarks, in: grey, previous: face.pose)
+        if let solved, let last = face.pose,
+           solved.degreesTurned(from: last) > Double(settings.headTurnSpeed) * (seconds - face.posedAt) {
+            // The last pose stands.
+        } else {
+            face.pose = solved
+            face.posedAt = seconds
+        }
         if let pose = face.pose { face.poseHistory.append(yaw: pose.yaw, pitch: pose.pitch) }
         face.expressionHistory.append(face.landmarks)
         let sample = FaceSample(landmarks: face.landmarks, pose: face.pose, poseHistory: face.poseHistory, history: face.expressionHistory)

@@ -93,6 +93,12 @@ extension FaceTracker {
         /// Without it a small face coming into view is found 1-2 frames after the interval
         /// (`RealFaceMotionTests.aSmallFaceComingIntoViewIsFoundWithinThirtyFramesByDefault`).
         public var fineScanLead = 3
+        /// Fastest a head is taken to turn, in degrees a second: a pose that turned faster since the
+        /// last one (a fit askew for a frame or two) is not taken, and the last stands until the time
+        /// since it allows the turn. A quick head shake turns about 130 degrees a second at its fastest
+        /// (`LookingAsideTests`, 20 degrees each way twice in 1.2 s); a pose flipping on a fit that
+        /// turned straight back, 73 degrees in a frame (`HeadPoseTests`): 2,200.
+        public var headTurnSpeed: Float = 600
 
         public init() {}
 
@@ -109,7 +115,7 @@ extension FaceTracker {
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
-            "surpriseMargin": \.surpriseMargin,
+            "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
         ] }
 
         /// Every name `set(_:to:)` takes.

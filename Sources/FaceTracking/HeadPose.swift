@@ -26,6 +26,14 @@ public struct HeadPose: Sendable, Equatable {
         self.translation = translation
     }
 
+    /// The angle of the rotation that turns `other` into this pose, in degrees (0 to 180).
+    public func degreesTurned(from other: HeadPose) -> Double {
+        // trace(other^T * self) = 1 + 2 cos(angle)
+        var trace = 0.0
+        for i in 0..<9 { trace += rotation[i] * other.rotation[i] }
+        return acos(min(1, max(-1, (trace - 1) / 2))) * 180 / Double.pi
+    }
+
     public static func == (a: HeadPose, b: HeadPose) -> Bool {
         a.yaw == b.yaw && a.pitch == b.pitch && a.roll == b.roll
     }
@@ -91,3 +99,8 @@ public protocol PoseSolver: AnyObject {
 }
 
 import FrameKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -29,6 +29,8 @@ public struct TrackedFace {
     /// `landmarks` on by on a frame that is not fitted.
     var landmarksAtFit: Landmarks
     var fittedAt: Double = 0
+    /// When `pose` was solved: a pose held against a turn too fast for a head is older than the fit.
+    var posedAt: Double = 0
     var landmarksMotion = FaceMotion.none
     var fitInterval: Double = 0
     var edge = EdgeContact.inside

@@ -397,6 +397,12 @@ struct GaussianNoise {
 
     init(sigma: Float) { self.sigma = sigma }
 
+    /// Draw `draw` of the noise whatever `FACERELAY_NOISE_SEED` says: for a test of what that draw shows.
+    init(sigma: Float, draw: UInt64) {
+        self.sigma = sigma
+        state = 0x2545_F491_4F6C_DD1D &+ draw
+    }
+
     private mutating func uniform() -> Float {
         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         return (Float(state >> 40) + 0.5) / Float(1 << 24)

@@ -28,13 +28,15 @@ struct SwayingFace {
 
     let photo: FaceCorpus.Photo
     private let face: dr_detection
-    private var noise = GaussianNoise(sigma: 6)
+    private var noise: GaussianNoise
 
-    /// Nil when dlib's detector finds no face on the photo.
-    init?(_ photo: FaceCorpus.Photo) throws {
+    /// Nil when dlib's detector finds no face on the photo. `noiseDraw`: that draw of the noise,
+    /// whatever `FACERELAY_NOISE_SEED` says.
+    init?(_ photo: FaceCorpus.Photo, noiseDraw: UInt64? = nil) throws {
         guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { return nil }
         self.photo = photo
         self.face = face
+        noise = noiseDraw.map { GaussianNoise(sigma: 6, draw: $0) } ?? GaussianNoise(sigma: 6)
     }
 
     /// A tracker at the default settings, detecting on the frame thread.
