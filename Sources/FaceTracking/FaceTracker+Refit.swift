@@ -123,9 +123,11 @@ extension FaceTracker {
         // fit askew for a frame or two (a face turning straight back, its nose tip fitted on the far
         // side of its eyes: yaw read -33 degrees between frames at +40, and a shake started). The
         // last pose stands until the time since it was solved allows the turn, a few frames at most.
+        // Time that did not move on (timestamps that went back) tells nothing: the pose is taken.
         let solved = solvePose(face.landmarks, in: grey, previous: face.pose)
-        if let solved, let last = face.pose,
-           solved.degreesTurned(from: last) > Double(settings.headTurnSpeed) * (seconds - face.posedAt) {
+        let elapsed = seconds - face.posedAt
+        if let solved, let last = face.pose, elapsed > 0,
+           solved.degreesTurned(from: last) > Double(settings.headTurnSpeed) * elapsed {
             // The last pose stands.
         } else {
             face.pose = solved

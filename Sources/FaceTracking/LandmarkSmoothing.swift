@@ -258,7 +258,10 @@ public final class OneEuroFilter: LandmarkFilter {
     public func filter(_ raw: Landmarks, at seconds: Double) -> Landmarks {
         let interval = seconds - lastTime
         var (rawCentre, size, roll) = Self.pose(of: raw)
-        guard primed else {
+        // A clock that went back or stood still (an input whose timestamps restart) tells no speed:
+        // the filter starts again from this fit, as for a face shown again, instead of holding its
+        // output until the clock is back where it was (`HeadPoseTests.aClockThatGoesBackDoesNotFreezeThePose`).
+        guard primed, interval > 0 else {
             centre = Channel(output: rawCentre)
             form = Channel(output: Point(x: size, y: roll))
             primed = true
@@ -266,7 +269,6 @@ public final class OneEuroFilter: LandmarkFilter {
             setOffsets(raw, centre: rawCentre, size: size, roll: roll, update: nil)
             return raw
         }
-        guard interval > 0 else { return output }
         lastTime = seconds
         // The roll goes the short way round from the last one: -179 degrees follows 179.
         roll = form.output.y + remainderf(roll - form.output.y, 2 * .pi)

@@ -184,6 +184,36 @@ import Testing
         #expect(limited.gestures.isEmpty, "\(limited.gestures)")
     }
 
+    /// A clock that goes back (an input whose timestamps restart) freezes neither the landmarks nor
+    /// the pose: the smoothing starts again from the fit, and the turn-speed limit takes time that
+    /// did not move on as telling nothing. obama's head shake with the clock set back 10 s just
+    /// before it: the yaw still swings. Without either, the yaw spanned 0 degrees through the whole
+    /// shake: the smoothing held its output until the clock was back where it had been, 10 s on,
+    /// and the limit, measuring the turn against the negative time, found any turn too fast.
+    @Test func aClockThatGoesBackDoesNotFreezeThePose() throws {
+        let corpus = try FaceCorpus.shared.get()
+        let photo = try #require(corpus.photos.first { $0.name == "obama" }, "obama is in the corpus")
+        let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
+        var shaking = try #require(try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.shaking))
+        let (width, height) = (TurningFace.width, TurningFace.height)
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
+        let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: width * width)
+        defer { pixels.deallocate(); flat.deallocate() }
+        let plane = Plane(base: pixels, stride: width, width: width, height: height)
+        let tracker = try SwayingFace.tracker(model)
+        let jump = 15
+        var yaws: [Double] = []
+        for index in shaking.yaws.indices {
+            try shaking.render(index, into: pixels, flat: flat)
+            tracker.process(plane, seconds: Double(index) / 30 - (index >= jump ? 10 : 0))
+            if index >= jump, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
+        }
+        let range = (yaws.max() ?? 0) - (yaws.min() ?? 0)
+        #expect(yaws.count >= (shaking.yaws.count - jump) * 2 / 3, "posed on \(yaws.count) frames")
+        #expect(range > 10, "through a 40-degree shake after the clock went back, the yaw spans \(range) degrees")
+    }
+
     /// pose.cpp's generic face: the landmarks the pose is solved from, millimetres, nose tip at the origin.
     static let genericFace: [(Int, [Double])] = [
         (30, [0, 0, 0]), (8, [0, 66, 13]), (36, [-45, -34, 27]), (45, [45, -34, 27]), (48, [-30, 30, 25]), (54, [30, 30, 25]),
