@@ -393,9 +393,11 @@ import TestFixtures
 struct GaussianNoise {
     let sigma: Float
     /// `FACERELAY_NOISE_SEED=N` draws another noise for a measurement (docs/tracking.md).
-    private var state: UInt64 = 0x2545_F491_4F6C_DD1D &+ (ProcessInfo.processInfo.environment["FACERELAY_NOISE_SEED"].flatMap { UInt64($0) } ?? 0)
+    private var state: UInt64
 
-    init(sigma: Float) { self.sigma = sigma }
+    init(sigma: Float) {
+        self.init(sigma: sigma, draw: ProcessInfo.processInfo.environment["FACERELAY_NOISE_SEED"].flatMap { UInt64($0) } ?? 0)
+    }
 
     /// Draw `draw` of the noise whatever `FACERELAY_NOISE_SEED` says: for a test of what that draw shows.
     init(sigma: Float, draw: UInt64) {

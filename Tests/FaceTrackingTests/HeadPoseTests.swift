@@ -119,16 +119,7 @@ import Testing
         var ranges: [Double] = []
         for photo in corpus.photos {
             guard var sway = try SwayingFace(photo) else { continue }
-            let tracker = try SwayingFace.tracker(model)
-            var gestures: [String] = [], yaws: [Double] = []
-            for index in 0..<frames {
-                _ = try sway.render(index, into: frame)
-                tracker.process(plane, seconds: Double(index) / 30)
-                if index >= 10, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
-                for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
-                    gestures.append("\(event.expression) at frame \(index), centre \(Int(SwayingFace.centres[index])) px")
-                }
-            }
+            let (yaws, gestures) = try Self.poses(of: &sway, tracker: try SwayingFace.tracker(model), frame: frame, plane: plane)
             let range = (yaws.max() ?? 0) - (yaws.min() ?? 0)
             ranges.append(range)
             #expect(yaws.count >= (frames - 10) * 2 / 3, "\(photo.name): posed on \(yaws.count) of \(frames - 10) frames")
@@ -161,18 +152,8 @@ import Testing
             var settings = FaceTracker.Settings()
             settings.synchronousDetection = true
             settings.headTurnSpeed = headTurnSpeed
-            let tracker = try makeFaceTracker(settings: settings, model: model)
             var sway = try #require(try SwayingFace(photo, noiseDraw: 3))
-            var yaws: [Double] = [], gestures: [String] = []
-            for index in SwayingFace.centres.indices {
-                _ = try sway.render(index, into: frame)
-                tracker.process(plane, seconds: Double(index) / 30)
-                if index >= 10, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
-                for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
-                    gestures.append("\(event.expression) at frame \(index)")
-                }
-            }
-            return (yaws, gestures)
+            return try Self.poses(of: &sway, tracker: try makeFaceTracker(settings: settings, model: model), frame: frame, plane: plane)
         }
         let unlimited = try sway(headTurnSpeed: .infinity)
         let unlimitedRange = (unlimited.yaws.max() ?? 0) - (unlimited.yaws.min() ?? 0)
@@ -212,6 +193,22 @@ import Testing
         let range = (yaws.max() ?? 0) - (yaws.min() ?? 0)
         #expect(yaws.count >= (shaking.yaws.count - jump) * 2 / 3, "posed on \(yaws.count) frames")
         #expect(range > 10, "through a 40-degree shake after the clock went back, the yaw spans \(range) degrees")
+    }
+
+    /// Tracks `sway` through every frame: the shown face's yaw after the first 10 frames, and the
+    /// nods and shakes that started.
+    static func poses(of sway: inout SwayingFace, tracker: FaceTracker, frame: UnsafeMutablePointer<UInt8>,
+                      plane: Plane) throws -> (yaws: [Double], gestures: [String]) {
+        var yaws: [Double] = [], gestures: [String] = []
+        for index in SwayingFace.centres.indices {
+            _ = try sway.render(index, into: frame)
+            tracker.process(plane, seconds: Double(index) / 30)
+            if index >= 10, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
+            for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
+                gestures.append("\(event.expression) at frame \(index), centre \(Int(SwayingFace.centres[index])) px")
+            }
+        }
+        return (yaws, gestures)
     }
 
     /// pose.cpp's generic face: the landmarks the pose is solved from, millimetres, nose tip at the origin.
