@@ -99,6 +99,16 @@ extension FaceTracker {
         /// (`LookingAsideTests`, 20 degrees each way twice in 1.2 s); a pose flipping on a fit that
         /// turned straight back, 73 degrees in a frame (`HeadPoseTests`): 2,200.
         public var headTurnSpeed: Float = 600
+        /// Lean of a face's eye line, in degrees, from which the detector's check of it, where the
+        /// window turned by that lean does not score as a face, also scores an upright window and
+        /// takes it when that one does (`locate`). A face turned to one side leans with no roll of
+        /// the head, and dlib's detector scores it upright; below this lean the two windows see
+        /// nearly the same face and the upright one is one more draw of the score's noise, which kept
+        /// faces turned 45-60 degrees shown 5 frames longer, over 10 % off (row `yaw`, t1_middle and
+        /// facexlib_test), at 0.1-0.4 ms a frame. Row `yaw30`, the woman in profile turned a further
+        /// 35 degrees (eye line 14-24 degrees): never upright, 148 frames lost where dlib's own
+        /// pipeline loses 80; from 10 degrees, 82 (`YawTests.aFaceTurnedFurtherIsShownWhileDlibsDetectorFindsIt`).
+        public var uprightCheckLean: Float = 10
 
         public init() {}
 
@@ -115,7 +125,7 @@ extension FaceTracker {
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
-            "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
+            "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed, "uprightCheckLean": \.uprightCheckLean,
         ] }
 
         /// Every name `set(_:to:)` takes.
