@@ -344,7 +344,7 @@ public final class FaceTracker {
             let box = detection.box
             // The face this detection belongs to on the frame it was run on.
             var best = -1, bestOverlap: Float = 0.3
-            for (i, known) in snapshot.enumerated() where known.box.overlap(with: box) > bestOverlap && Self.isSameSize(known.box, box) {
+            for (i, known) in snapshot.enumerated() where known.box.overlap(with: box) > bestOverlap && known.box.isSameSize(as: box) {
                 best = i
                 bestOverlap = known.box.overlap(with: box)
             }
@@ -356,7 +356,7 @@ public final class FaceTracker {
                 continue
             }
             // A held face found again, or a new face not already followed since the snapshot.
-            if let held = faces.firstIndex(where: { !$0.isShown && $0.box.overlap(with: box) > 0.2 && Self.isSameSize($0.box, box) }) {
+            if let held = faces.firstIndex(where: { !$0.isShown && $0.box.overlap(with: box) > 0.2 && $0.box.isSameSize(as: box) }) {
                 restart(&faces[held], box, grey, elapsed: elapsed)
                 continue
             }
@@ -376,18 +376,6 @@ public final class FaceTracker {
             if worker.scan != .fine { sceneChange.addFace(box.grown(by: 1), to: .coarse) }
             if worker.scan != .coarse { sceneChange.addFace(box.grown(by: 1), to: .fine) }
         }
-    }
-
-    /// Whether a detection's box is of a followed face's size: within a pyramid step and a half
-    /// (the detector boxes a face at the level nearest its size, half a step either way, and a fit's
-    /// box wanders about that). A detection two steps smaller inside a face's box is part of it: the
-    /// near half of a face turned beyond what the detector finds whole (the woman in profile turned a
-    /// further 35 degrees: 151 px boxes in her 216 px face, scored 0.04-0.2). Taken for her, it
-    /// restarted her fit in a box that size, shown 28-29 % off, and the search for her once she was
-    /// dropped looked for a face that size.
-    static func isSameSize(_ a: FaceBox, _ b: FaceBox) -> Bool {
-        let ratio = max(a.width, b.width) / min(a.width, b.width), step: Float = 6 / 5
-        return ratio * ratio < step * step * step
     }
 
     /// Starts a held face again from a detection made `elapsed` frames ago, moved on by the face's

@@ -76,7 +76,7 @@ import TestFixtures
     /// no roll of her head. Checked in a window turned by that lean alone (`uprightCheckLean` =
     /// 1000), her fit was doubted and dropped: not shown on 14 of the sampled frames where dlib kept
     /// finding her (45-110, 220), and 12 % off on one. Turned the other way, the detector boxes her
-    /// near half (151 px in her 216); taken for her (without `FaceTracker.isSameSize`), those boxes
+    /// near half (151 px in her 216); taken for her (without `FaceBox.isSameSize(as:)`), those boxes
     /// restarted her fit in a box that size, shown 27-29 % off from frame 135 on, and the search for
     /// her looked for a face that size: not shown on 220-235, where dlib found her whole again. A
     /// frontal face, as a control, is kept through both turns.
