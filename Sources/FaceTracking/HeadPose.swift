@@ -59,13 +59,10 @@ public struct FaceSighting: Sendable, Equatable {
     /// 0 is the detection threshold; faces score up to about 3, background about -1 or less, and
     /// -2 means nothing scored higher (`box` is then the box searched).
     public var score: Float
-    /// The angle the window was turned by (radians, as the eye line's): 0 for an upright window.
-    public var angle: Float
 
-    public init(box: FaceBox, score: Float, angle: Float = 0) {
+    public init(box: FaceBox, score: Float) {
         self.box = box
         self.score = score
-        self.angle = angle
     }
 }
 

@@ -89,7 +89,7 @@ public final class DlibLandmarker: FaceLandmarker {
                              fv_box(box), angle, reach, &found, &score, &error) == 0 else {
             throw visionError(error, "face search failed")
         }
-        return FaceSighting(box: FaceBox(x: found.x, y: found.y, width: found.width, height: found.height), score: Float(score), angle: angle)
+        return FaceSighting(box: FaceBox(x: found.x, y: found.y, width: found.width, height: found.height), score: Float(score))
     }
 }
 
