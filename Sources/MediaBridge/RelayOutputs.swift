@@ -168,7 +168,7 @@ final class RelayOutputs: Sendable {
             return state.audioStopped || state.audioFinished
         }
         if endAudio { output.endAudio() }
-        if case .recording(let recording) = endpoint, let segment { recording.deleteOldestFiles(keeping: [segment]) }
+        if case .recording(let recording) = endpoint, let segment { keepWithinDiskLimit(index, recording, keeping: [segment]) }
         encoder.requestKeyframe()
         changes.notify()
     }
@@ -196,14 +196,20 @@ final class RelayOutputs: Sendable {
     /// Recordings whose segment is `segmentSeconds` long at this keyframe (running time `pts`) go
     /// on in a new file from it: the old one gets end-of-stream and is finalised while the new one
     /// fills, and the oldest files go past the recording's disk limit. A segment that cannot be
-    /// started keeps the current one going, tried again at the next keyframe.
+    /// started keeps the current one going, tried again at the next keyframe, and the output's last error says why.
     func rotateRecordings(at pts: UInt64) {
         let due = state.withLock { state in
             state.slots.indices.compactMap { index in state.slots[index].segmentDue(at: pts).map { (index, $0) } }
         }
         guard !due.isEmpty, let info = state.withLock({ $0.info }) else { return }
         for (index, recording) in due {
-            guard let (output, segment) = try? makePipeline(for: .recording(recording), info: info) else { continue }
+            let output: OutputPipeline, segment: String?
+            do throws(MediaError) {
+                (output, segment) = try makePipeline(for: .recording(recording), info: info)
+            } catch {
+                state.withLock { $0.slots[index].status.lastError = "the next segment could not start (\(error)); the current file goes on, tried again at the next keyframe" }
+                continue
+            }
             let (old, oldSegment, endAudio) = state.withLock { state in
                 let old = state.slots[index].pipeline, oldSegment = state.slots[index].segmentPath
                 if let old { state.closing.append(old) }
@@ -216,9 +222,19 @@ final class RelayOutputs: Sendable {
             old?.endVideo()
             old?.endAudio()
             // The segment being finalised is kept with the new one.
-            if let segment { recording.deleteOldestFiles(keeping: [segment] + (oldSegment.map { [$0] } ?? [])) }
+            if let segment { keepWithinDiskLimit(index, recording, keeping: [segment] + (oldSegment.map { [$0] } ?? [])) }
         }
         changes.notify()
+    }
+
+    /// Deletes `recording`'s oldest files past its disk limit, never `keeping`; where that fails,
+    /// output `index` goes on recording and its last error says why the disk may fill.
+    private func keepWithinDiskLimit(_ index: Int, _ recording: OutputEndpoint.Recording, keeping: [String]) {
+        do throws(OutputEndpoint.DiskLimitError) {
+            try recording.deleteOldestFiles(keeping: keeping)
+        } catch {
+            state.withLock { $0.slots[index].status.lastError = error.description }
+        }
     }
 
     /// Adds an output to the stream; returns its number. Built at once when the stream runs (it

@@ -45,8 +45,10 @@ extension OutputEndpoint {
 
         /// Deletes the recording's oldest files while they take more than its disk limit; never
         /// `keeping`. Its files are those in its folder whose names fit its pattern (each strftime
-        /// field any text), an earlier run's included.
-        public func deleteOldestFiles(keeping: [String]) {
+        /// field any text), an earlier run's included. Throws when the folder cannot be read or a
+        /// file cannot be deleted (the others are still deleted): the limit is then not kept, and
+        /// the disk fills.
+        public func deleteOldestFiles(keeping: [String]) throws(DiskLimitError) {
             guard let limit = maxDiskMegabytes else { return }
             let name = pattern.split(separator: "/").last.map(String.init) ?? pattern
             let stem = String(name.dropLast(container.rawValue.count + 1))
@@ -63,18 +65,45 @@ extension OutputEndpoint {
                 }
             }
             glob += "*." + container.rawValue
-            let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw DiskLimitError(folder: directory, limit: limit, reason: "the folder cannot be read: \(error)")
+            }
+            let files = names
                 .filter { fnmatch(glob, $0, 0) == 0 }
                 .map { directory + "/" + $0 }
                 .compactMap { path -> (path: String, size: Int, modified: Date)? in
+                    // A file gone between the listing and here takes no room.
                     guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
                     return (path, (attributes[.size] as? Int) ?? 0, (attributes[.modificationDate] as? Date) ?? .distantPast)
                 }
                 .sorted { $0.modified < $1.modified }
             var total = files.reduce(0) { $0 + $1.size }
+            var undeletable: [String] = []
             for file in files where total > limit * 1_048_576 && !keeping.contains(file.path) {
-                if (try? FileManager.default.removeItem(atPath: file.path)) != nil { total -= file.size }
+                do {
+                    try FileManager.default.removeItem(atPath: file.path)
+                    total -= file.size
+                } catch {
+                    undeletable.append("\(file.path) (\(error))")
+                }
             }
+            guard undeletable.isEmpty else {
+                throw DiskLimitError(folder: directory, limit: limit, reason: "cannot delete \(undeletable.joined(separator: ", "))")
+            }
+        }
+    }
+
+    /// A recording's oldest files could not be deleted to keep it within its disk limit.
+    public struct DiskLimitError: Error, Equatable, CustomStringConvertible {
+        public let folder: String
+        public let limit: Int
+        public let reason: String
+
+        public var description: String {
+            "the recordings in \(folder) are not kept within \(limit) MB: \(reason); check the folder's permissions"
         }
     }
 }

@@ -66,6 +66,30 @@ import Testing
         }
     }
 
+    /// A recording past its disk limit loses its oldest files first, never the one it is told to
+    /// keep nor a file of another name; a folder it cannot read is an error that names it, not a
+    /// limit silently not kept.
+    @Test func aRecordingPastItsDiskLimitLosesItsOldestFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("disk-limit-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let megabyte = Data(count: 1_048_576)
+        let names = ["show-1.mkv", "show-2.mkv", "show-3.mkv", "show-4.mkv", "other.mkv"]
+        for (age, name) in names.enumerated() {
+            let path = folder + "/" + name
+            try megabyte.write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: Double(age - 10) * 60)], ofItemAtPath: path)
+        }
+        let recording = OutputEndpoint.Recording(pattern: folder + "/show-%H.mkv", container: .mkv, maxDiskMegabytes: 2)
+        try recording.deleteOldestFiles(keeping: [folder + "/show-1.mkv"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["other.mkv", "show-1.mkv", "show-4.mkv"])
+
+        let unreadable = OutputEndpoint.Recording(pattern: folder + "/other.mkv/show-%H.mkv", container: .mkv, maxDiskMegabytes: 2)
+        #expect {
+            try unreadable.deleteOldestFiles(keeping: [])
+        } throws: { "\($0)".contains("the recordings in \(folder)/other.mkv are not kept within 2 MB: the folder cannot be read") }
+    }
+
     @Test func networkOutputsAreReconnectedFilesAreNot() throws {
         #expect(try OutputEndpoint(parsing: "rtmp://a.example/live/k").isNetwork)
         #expect(try OutputEndpoint(parsing: "srt://a.example:9000").isNetwork)
