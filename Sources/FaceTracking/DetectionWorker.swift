@@ -25,6 +25,10 @@ final class DetectionWorker: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var thread = pthread_t()
+    /// False when the system would not start the thread (out of threads or memory): the tracker
+    /// then detects on the frame thread (`detectNow`), slower frames rather than no faces.
+    /// Set once, in `init`, before the frame thread can see the worker.
+    private(set) var hasThread = false
     // Guarded by mutex.
     private var phase = Phase.idle
     private var stopping = false
@@ -50,10 +54,10 @@ final class DetectionWorker: @unchecked Sendable {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(wake, nil)
         let context = Unmanaged.passUnretained(self).toOpaque()
-        pthread_create(&thread, nil, { context in
+        hasThread = pthread_create(&thread, nil, { context in
             Unmanaged<DetectionWorker>.fromOpaque(context!).takeUnretainedValue().loop()
             return nil
-        }, context)
+        }, context) == 0
     }
 
     /// Stops the thread; call before dropping the last reference.
@@ -62,7 +66,7 @@ final class DetectionWorker: @unchecked Sendable {
         stopping = true
         pthread_cond_broadcast(wake)
         pthread_mutex_unlock(mutex)
-        pthread_join(thread, nil)
+        if hasThread { pthread_join(thread, nil) }
         storage.deallocate()
         boxes.deallocate()
         pthread_cond_destroy(wake)

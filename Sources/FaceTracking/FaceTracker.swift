@@ -87,7 +87,7 @@ public final class FaceTracker {
         // dlib's detector works on 80-pixel windows: nothing can be found on a smaller frame.
         let canDetect = grey.width >= 80 && grey.height >= 80
         // The first frame waits for its detection once, so a single image is tracked at all.
-        let synchronous = settings.synchronousDetection || frameIndex == 0
+        let synchronous = settings.synchronousDetection || frameIndex == 0 || !worker.hasThread
         if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
         refitFaces(grey, seconds: seconds, onlyFound: false)
         guard canDetect else { return }
