@@ -6,16 +6,17 @@ public struct StickerLibrary: Sendable {
 
     public init(directory: String) { self.directory = directory }
 
-    /// `explicit`, then $FACERELAY_STICKERS, then an installed share folder, then a `Stickers/`
-    /// beside or above the executable (a source checkout), then the working directory's.
+    /// `explicit`, else $FACERELAY_STICKERS, else the first that holds packages of an installed
+    /// share folder, a `Stickers/` beside or above the executable (a source checkout), and the
+    /// working directory's.
     public static func locate(explicit: String? = nil) throws(StickerLibraryError) -> StickerLibrary {
-        if let explicit {
-            // An operator's choice is never silently replaced by another folder.
-            guard FileManager.default.fileExists(atPath: explicit) else { throw .directoryNotFound(searched: [explicit]) }
-            return StickerLibrary(directory: explicit)
+        if let chosen = explicit ?? ProcessInfo.processInfo.environment["FACERELAY_STICKERS"] {
+            // An operator's choice, by flag or by environment, is never silently replaced by
+            // another folder: serving the shipped stickers instead of theirs must not look normal.
+            guard FileManager.default.fileExists(atPath: chosen) else { throw .directoryNotFound(searched: [chosen]) }
+            return StickerLibrary(directory: chosen)
         }
         var candidates: [String] = []
-        if let env = ProcessInfo.processInfo.environment["FACERELAY_STICKERS"] { candidates.append(env) }
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         candidates.append(directory.appendingPathComponent("../share/facerelay/Stickers").standardized.path)
         for _ in 0..<5 {

@@ -100,6 +100,17 @@ struct StickeredFrame: Decodable {
         #expect(listed.contains("flames 8f@15 on mouthOpen"))
     }
 
+    /// A sticker folder the operator chose through the environment is the one used: where it does
+    /// not exist, the command fails naming it, rather than serving the shipped stickers instead.
+    @Test func theEnvironmentsStickerFolderIsNotReplacedByAnother() throws {
+        #expect {
+            try run("/usr/bin/env", ["FACERELAY_STICKERS=/nonexistent/stickers", Package.facerelay, "stickers", "list"])
+        } throws: { "\($0)".contains("no sticker folder found (looked in /nonexistent/stickers)") }
+        let stickers = Package.root.appendingPathComponent("Stickers").path
+        let listed = String(decoding: try run("/usr/bin/env", ["FACERELAY_STICKERS=" + stickers, Package.facerelay, "stickers", "list"]), as: UTF8.self)
+        #expect(listed.contains("  cat "), "\(listed)")
+    }
+
     /// The JSON Schema beside the packages accepts every shipped sticker.json and rejects what the
     /// loader rejects for its shape (here a typo, a landmark out of range and both anchorings).
     @Test func theSchemaAgreesWithTheShippedPackages() throws {
