@@ -128,7 +128,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -182,7 +182,7 @@ let package = Package(
         .testTarget(name: "StickerPicturesTests", dependencies: ["StickerPictures", "FrameKit"]),
         .testTarget(name: "CompositorTests", dependencies: ["Compositor", "StickerKit", "StickerPictures", "FrameKit"]),
         .testTarget(name: "FaceStageTests", dependencies: ["FaceStage", "FaceTestSupport", "Compositor", "FaceTracking", "FrameKit", "StickerKit"]),
-        .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "FrameKit"]),
+        .testTarget(name: "MediaBridgeTests", dependencies: ["MediaBridge", "StreamPlan", "CGStreamer"]),
         .testTarget(name: "StreamSessionTests", dependencies: ["StreamSession", "MediaBridge", "FrameKit"]),
         .testTarget(name: "ServeInputsTests", dependencies: ["ServeInputs", "StreamPlan", "JSONTree"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "MediaBridge", "FaceTracking", "FaceStage", "Compositor", "StickerKit", "JSONTree", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
