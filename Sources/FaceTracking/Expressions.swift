@@ -227,7 +227,10 @@ public struct BrowRaise: ExpressionAnalyser {
 
 /// A nod (pitch) or shake (yaw): the head swings away and comes back within about a second. The
 /// coefficient is the largest swing out and back in the window, over `fullSwing`: how far an angle
-/// lies beyond the angles both before and after it, the nearer side counting. A swing keeps its full
+/// lies beyond the angles both before and after it, the nearer side counting. A shake swings both
+/// ways, so its coefficient is the smaller of its largest swing to each side: a glance aside and back
+/// (at a chat on a second screen) is no shake, nor is a fit that slides off a face held turned and
+/// back (`ExpressionTests.aGlanceAsideAndBackIsNoShake`); a nod is one dip and back. A swing keeps its full
 /// size wherever it falls in the window, and a shake of several swings stays one gesture; a steady
 /// turn and a turn that stops (a look aside at a second screen) score nothing, since nothing after
 /// their farthest angle comes back. A nod counts only where the pitch swung further than the yaw,
@@ -249,13 +252,17 @@ public struct HeadGesture: ExpressionAnalyser {
         for i in 0..<history.count where abs(history[i].yaw) > measurableYaw { return 0 }
         // A turned head's pitch picks up part of its yaw, and a nodding head's yaw part of its
         // pitch: the gesture is the axis that swung further.
-        let nod = Self.swing(history) { $0.pitch }, shake = Self.swing(history) { $0.yaw }
+        let nod = Self.swings(history) { $0.pitch }, shake = Self.swings(history) { $0.yaw }
         let (own, other) = kind == .nod ? (nod, shake) : (shake, nod)
-        return own >= other ? Float(min(1, own / fullSwing)) : 0
+        guard max(own.up, own.down) >= max(other.up, other.down) else { return 0 }
+        // A shake swings both ways; a turn out and back to one side alone is a glance.
+        let size = kind == .nod ? max(own.up, own.down) : min(own.up, own.down)
+        return Float(min(1, size / fullSwing))
     }
 
-    /// The largest swing out and back of `angle` in `history`.
-    private static func swing(_ history: PoseHistory, _ angle: ((yaw: Double, pitch: Double)) -> Double) -> Double {
+    /// The largest swing out and back of `angle` in `history` above the angles around it (`up`)
+    /// and below them (`down`).
+    private static func swings(_ history: PoseHistory, _ angle: ((yaw: Double, pitch: Double)) -> Double) -> (up: Double, down: Double) {
         // The lowest and highest angle from each frame on, then each frame against those and the
         // lowest and highest before it.
         var lowestAfter = InlineArray<30, Double>(repeating: 0), highestAfter = InlineArray<30, Double>(repeating: 0)
@@ -266,16 +273,17 @@ public struct HeadGesture: ExpressionAnalyser {
             lowestAfter[i] = low
             highestAfter[i] = high
         }
-        var swing = 0.0
+        var up = 0.0, down = 0.0
         low = angle(history[0])
         high = low
         for i in 1..<(history.count - 1) {
             let a = angle(history[i])
             low = min(low, a)
             high = max(high, a)
-            swing = max(swing, min(a - low, a - lowestAfter[i + 1]), min(high - a, highestAfter[i + 1] - a))
+            up = max(up, min(a - low, a - lowestAfter[i + 1]))
+            down = max(down, min(high - a, highestAfter[i + 1] - a))
         }
-        return swing
+        return (up, down)
     }
 }
 

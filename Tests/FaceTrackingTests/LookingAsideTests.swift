@@ -134,11 +134,13 @@ extension TurningFace {
     /// Every corpus person turned by `TurningFace.lookingAside` (16 faces), landmarks against where the
     /// reference fit's points lie on the turned cylinder (mean over those facing the camera, in
     /// outer-eye distances). Measured: a mean of 1.5-4.4 % a face, 6.9 % for tflite_portrait_large
-    /// (her photo already turned 40 degrees); a gesture on 1-4 faces over six draws of the noise
-    /// (`FACERELAY_NOISE_SEED=0...5`), each where the fit jumped to another place on the turned face
-    /// (astronaut's from 2 to 5 %). A gesture judged by how far the last second's angles bend from
-    /// the straight line between its ends, as it was, took the turn that stops for one: a shake on
-    /// 12-13 of the 16.
+    /// (her photo already turned 40 degrees); a gesture on 0-2 faces over six draws of the noise
+    /// (`FACERELAY_NOISE_SEED=0...5`: 2, 0, 1, 1, 0, 0), each where the fit jumped to another place
+    /// on the turned face and back. Taken for a shake while a shake was any swing out and back, not
+    /// one both ways: 1-4 faces a draw (4, 3, 1, 2, 2, 2), astronaut's fit sliding from 2 to 5 % off
+    /// as her turn stopped, its yaw reading 10, 20, then 9 degrees. A gesture judged by how far the
+    /// last second's angles bend from the straight line between its ends, as it was before that, took
+    /// the turn that stops for one: a shake on 12-13 of the 16.
     @Test func aFaceThatLooksAsideAndStaysThereMakesNoGesture() throws {
         var means: [Float] = [], withGesture: [String] = [], gestures: [String] = [], errors: [Float] = []
         let people = try TurningFace.trackEveryPerson(turnedBy: TurningFace.lookingAside) { aside, tracker, index in
@@ -175,8 +177,9 @@ extension TurningFace {
 @Suite(.serialized) struct HeadShakeTests {
     /// A head shake (`TurningFace.shaking`: 20 degrees each way and back twice in 1.2 s) is a shake,
     /// and no nod, on every corpus person whose pose follows it, and one shake on a face followed
-    /// throughout. Measured over six draws of the noise: a shake on 13-14 of the 16 faces, starting
-    /// 0.33-0.73 s after the head; not on Tom_Hanks_54745 (his photo turned 36 degrees: the shake
+    /// throughout. Measured over six draws of the noise: a shake on 12-14 of the 16 faces, starting
+    /// 0.53-1.17 s after the head, once it has swung both ways (0.33-0.73 s while one swing out and
+    /// back was a shake, which a glance aside is too); not on Tom_Hanks_54745 (his photo turned 36 degrees: the shake
     /// takes his pose beyond the measurable 45), nor, on some draws, grace_hopper,
     /// obama_partial_face2 and tflite_portrait_large (their pose moves 6-7 degrees for the cylinder's
     /// 40). A face hidden for a frame mid-shake starts it again: its pose history starts again.
