@@ -147,12 +147,7 @@ extension TurningFace {
             let (truth, visible) = aside.expected(index)
             let eyes = aside.reference.eyeDistance
             if let face = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < eyes / 2 }) {
-                var sum: Float = 0, count: Float = 0
-                for i in 0..<68 where visible[i] {
-                    sum += face.rawLandmarks[i].distance(to: truth[i])
-                    count += 1
-                }
-                errors.append(sum / count / eyes)
+                errors.append(face.rawLandmarks.meanError(to: truth, visible: visible, eyes: eyes))
             }
             for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
                 gestures.append("\(event.expression) at frame \(index), turned \(Int(aside.yaws[index])) degrees")

@@ -29,12 +29,7 @@ import TestFixtures
             var onFace = false
             for face in tracker.faces where face.isShown {
                 ids.insert(face.id)
-                var sum: Float = 0, count: Float = 0
-                for i in 0..<68 where visible[i] {
-                    sum += face.landmarks[i].distance(to: points[i])
-                    count += 1
-                }
-                let error = sum / count / eyes
+                let error = face.landmarks.meanError(to: points, visible: visible, eyes: eyes)
                 // Followed or dropped, but never a face drawn off the turned face (on the cheek, or
                 // on the background past its silhouette).
                 #expect(error <= 0.10, "frame \(index), yaw \(yaw): a face shown \(Int(error * 100)) % of the eye distance off")
@@ -93,12 +88,8 @@ import TestFixtures
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
             let (points, visible, eyes, yaw) = sequence.expected(frame: index)
             for face in tracker.faces where face.isShown {
-                var sum: Float = 0, count: Float = 0
-                for i in 0..<68 where visible[i] {
-                    sum += face.landmarks[i].distance(to: points[i])
-                    count += 1
-                }
-                if sum / count / eyes > 0.10 { shownOff.append("\(index) (yaw \(Int(yaw)), \(Int(sum / count / eyes * 100)) %)") }
+                let error = face.landmarks.meanError(to: points, visible: visible, eyes: eyes)
+                if error > 0.10 { shownOff.append("\(index) (yaw \(Int(yaw)), \(Int(error * 100)) %)") }
             }
             guard index % 5 == 0 else { return }
             let grey = frame.luma
@@ -124,6 +115,19 @@ import TestFixtures
         #expect(missed.isEmpty, "\(person): not shown on frames \(missed), where dlib's stock detector kept finding the face")
         #expect(shownOff.isEmpty, "\(person): shown more than 10 % off on frames \(shownOff)")
         #expect(tracker.visionErrors == 0)
+    }
+}
+
+extension Landmarks {
+    /// Mean distance of the points marked `visible` from `truth`'s, in `eyes` (outer-eye
+    /// distances): how far a fit of a turned face lies from it, its hidden side left out.
+    func meanError(to truth: Landmarks, visible: [Bool], eyes: Float) -> Float {
+        var sum: Float = 0, count: Float = 0
+        for i in 0..<68 where visible[i] {
+            sum += self[i].distance(to: truth[i])
+            count += 1
+        }
+        return sum / count / eyes
     }
 }
 

@@ -69,11 +69,12 @@ import TestFixtures
         #expect(modelBytes > 15_000_000, "the landmark model is reported once, as shared: \(modelBytes) bytes")
 
         // Three more seconds of both streams after the click, then both stopped, then their broadcasts.
-        let sent = try serve.streams().mapValues { $0["frames_out"] as? Int ?? 0 }
+        func framesOut(_ streams: [String: [String: Any]]) -> [String: Int] { streams.mapValues { $0["frames_out"] as? Int ?? 0 } }
+        let sent = framesOut(try serve.streams())
         let further = try serve.waitForStreams(seconds: 60) { streams in
-            ["alice", "bob"].allSatisfy { (streams[$0]?["frames_out"] as? Int ?? 0) >= (sent[$0] ?? 0) + 90 }
+            ["alice", "bob"].allSatisfy { framesOut(streams)[$0] ?? 0 >= (sent[$0] ?? 0) + 90 }
         }
-        let after = try serve.streams().mapValues { $0["frames_out"] as? Int ?? 0 }
+        let after = framesOut(try serve.streams())
         #expect(further, "both streams relaying on after the click: frames out \(sent), then \(after)")
         for name in ["alice", "bob"] { _ = try serve.ctl(["stop", name]) }
         for publisher in publishers {
