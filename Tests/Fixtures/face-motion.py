@@ -43,11 +43,13 @@ slowly; "yaw30", the yaw cylinder turned to 35 degrees one way and held, then to
 other way and held (never beyond 40).
 """
 import argparse
+import collections
 import json
 import math
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PIL import Image
@@ -204,10 +206,10 @@ def turned_point(u, v, yaw, axis=HEAD_AXIS, radius=HEAD_RADIUS):
     return (axis + radius * math.sin(phi), v), math.cos(phi) > 0
 
 
-def render_turned(tile, background, m, yaw, rng, sigma):
+def render_turned(tile, background, m, yaw, noise):
     """The tile on the cylinder turned by yaw degrees, placed by m (a translation here), rendered
     four times finer across and averaged, so that the squeezed side of the face does not alias."""
-    frame = np.asarray(background.convert("RGB"), dtype=np.float32).copy()
+    frame = background.copy()
     height, width = frame.shape[:2]
     pixels = np.asarray(tile.convert("RGB"), dtype=np.float32)
     size = pixels.shape[0]
@@ -235,8 +237,8 @@ def render_turned(tile, background, m, yaw, rng, sigma):
     backdrop = np.repeat(frame[y0:y1, x0:x1], fine, axis=1)
     drawn = backdrop * (1 - coverage) + columns * coverage
     frame[y0:y1, x0:x1] = drawn.reshape(y1 - y0, x1 - x0, fine, 3).mean(axis=2)
-    frame += rng.normal(0, sigma, (height, width, 1)).astype(np.float32)
-    return np.clip(frame, 0, 255).astype(np.uint8)
+    frame += noise
+    return np.clip(frame, 0, 255, out=frame).astype(np.uint8)
 
 
 def tile_to_frame(scale, angle, dx, dy, centre, tile_size):
@@ -250,9 +252,9 @@ def tile_to_frame(scale, angle, dx, dy, centre, tile_size):
 
 
 def composite(tile, background, matrices):
-    """The faces placed by matrices on the background, as float RGB pixels."""
+    """The faces placed by matrices on the background (float RGB pixels), as float RGB pixels."""
     frame = background.copy()
-    width, height = frame.size
+    height, width = frame.shape[:2]
     for m in matrices:
         # A face shrunk a lot is resampled from a tile shrunk the same way first, so that the
         # bicubic warp does not alias it: the matrix is composed with the shrink.
@@ -267,15 +269,28 @@ def composite(tile, background, matrices):
         forward = np.array([m[0], m[1], [0, 0, 1]])
         shift = np.array([[1, 0, 0.5], [0, 1, 0.5], [0, 0, 1]])
         unshift = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]])
-        inverse = shift @ np.linalg.inv(forward) @ unshift
-        warped = source.transform((width, height), Image.AFFINE, tuple(inverse[:2].reshape(-1)), resample=Image.BICUBIC)
-        frame.alpha_composite(warped)
-    return np.asarray(frame.convert("RGB"), dtype=np.float32)
+        # Only the frame pixels the tile can reach are warped (with the bicubic kernel's reach of 2 px):
+        # a whole-frame warp spent most of a sequence's time on transparent pixels.
+        corners = forward @ np.array([[-0.5, source.width - 0.5, -0.5, source.width - 0.5],
+                                      [-0.5, -0.5, source.height - 0.5, source.height - 0.5], [1, 1, 1, 1]])
+        x0, y0 = max(0, math.floor(corners[0].min()) - 3), max(0, math.floor(corners[1].min()) - 3)
+        x1, y1 = min(width, math.ceil(corners[0].max()) + 4), min(height, math.ceil(corners[1].max()) + 4)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        offset = np.array([[1, 0, x0], [0, 1, y0], [0, 0, 1]])
+        inverse = shift @ np.linalg.inv(forward) @ unshift @ offset
+        warped = source.transform((x1 - x0, y1 - y0), Image.AFFINE, tuple(inverse[:2].reshape(-1)), resample=Image.BICUBIC)
+        # The frame holds whole grey levels until the noise: its part under the face goes through
+        # PIL's compositing unchanged.
+        region = Image.fromarray(frame[y0:y1, x0:x1].astype(np.uint8), "RGB").convert("RGBA")
+        region.alpha_composite(warped)
+        frame[y0:y1, x0:x1] = np.asarray(region.convert("RGB"), dtype=np.float32)
+    return frame
 
 
-def render(tile, background, matrices, rng, sigma, exposure=None, camera=None):
+def render(tile, background, matrices, noise, exposure=None, camera=None):
     """One frame: the faces, blurred over exposure (the matrices of several instants) when given,
-    then the camera's (gain, white balance) when given, then sensor noise."""
+    then the camera's (gain, white balance) when given, then sensor noise (`sensor_noise`)."""
     if exposure:
         pixels = sum(composite(tile, background, ms) for ms in exposure) / len(exposure)
     else:
@@ -283,9 +298,27 @@ def render(tile, background, matrices, rng, sigma, exposure=None, camera=None):
     if camera:
         gain, balance = camera
         pixels *= np.array(balance, np.float32) * gain
-    height, width = pixels.shape[:2]
-    pixels += rng.normal(0, sigma, (height, width, 1)).astype(np.float32)
-    return np.clip(pixels, 0, 255).astype(np.uint8)
+    pixels += noise
+    return np.clip(pixels, 0, 255, out=pixels).astype(np.uint8)
+
+
+def sensor_noise(seed, sigmas, shape):
+    """Each frame's sensor noise (one value per pixel, the same on every channel), with sigmas[i]
+    on frame i: drawn in frame order, and so the same draw as one after the other, but on a thread
+    while the frames are rendered (drawing it took a third of a sequence's time)."""
+    rng = np.random.default_rng(seed)
+
+    def draw(sigma):
+        return rng.normal(0, sigma, shape).astype(np.float32)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = collections.deque()
+        for sigma in sigmas:
+            pending.append(pool.submit(draw, sigma))
+            if len(pending) > 2:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def exposure_instants(faces, t, exposure):
@@ -362,12 +395,13 @@ def main():
             continue
         width, height = size[0] if size else (WIDTH, HEIGHT)
         ramp = np.linspace(70, 150, width, dtype=np.float32)[None, :, None] * np.ones((height, 1, 3), np.float32)
-        background = Image.fromarray(ramp.astype(np.uint8), "RGB").convert("RGBA")
+        background = ramp.astype(np.uint8).astype(np.float32)
         target = os.path.join(out, prefix + name + ".mp4")
         truth_path = os.path.join(out, prefix + name + ".truth.json")
         if os.path.exists(target) and not stale(truth_path, source):
             continue
-        rng = np.random.default_rng(args.seed)
+        sigmas = [sigma(index / FPS) if callable(sigma) else sigma for index in range(frames)]
+        noises = sensor_noise(args.seed, sigmas, (height, width, 1))
         scene = scrolling_scene(width, height, np.random.default_rng(11)) if name in SCROLLING else None
         encoder = subprocess.Popen(
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
@@ -377,18 +411,18 @@ def main():
         for index in range(frames):
             t = index / FPS
             matrices = [tile_to_frame(*motion(t), TILE) for motion in faces]
-            noise = sigma(t) if callable(sigma) else sigma
+            noise = next(noises)
             if name in TURNED:
                 yaw = [TURNED[name](t)]
-                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], rng, noise).tobytes())
+                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], noise).data)
                 yaws.append(yaw)
             else:
                 if scene is not None:
                     offset = (SCROLLING[name] * index) % width
-                    background = Image.fromarray(scene[:, offset:offset + width], "RGB").convert("RGBA")
+                    background = scene[:, offset:offset + width].astype(np.float32)
                 exposure = exposure_instants(faces, t, EXPOSURE[name]) if name in EXPOSURE else None
                 camera = CAMERA_DRIFT[name](t) if name in CAMERA_DRIFT else None
-                encoder.stdin.write(render(tile, background, matrices, rng, noise, exposure, camera).tobytes())
+                encoder.stdin.write(render(tile, background, matrices, noise, exposure, camera).data)
             truth.append(matrices)
         encoder.stdin.close()
         if encoder.wait() != 0:
