@@ -168,9 +168,7 @@ extension RealFaceMotionTests {
             }
             let onFace = tracker.faces.contains { face in
                 guard face.isShown else { return false }
-                var sum: Float = 0
-                for i in 0..<68 { sum += face.rawLandmarks[i].distance(to: truth[i]) }
-                return sum / 68 / truth.eyeDistance < 0.10
+                return face.rawLandmarks.meanError(to: truth) < 0.10
             }
             if onFace && foundAt == nil { foundAt = index }
             if foundAt != nil { #expect(onFace, "frame \(index): kept once found") }

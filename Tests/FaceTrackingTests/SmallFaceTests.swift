@@ -93,9 +93,6 @@ final class CorpusSequence {
     /// How far `landmarks` lie from the reference on frame `index`: the mean over the 68 points, in
     /// outer-eye-corner distances.
     func error(of landmarks: Landmarks, frame index: Int) -> Float {
-        let (truth, eyes) = expected(frame: index)
-        var sum: Float = 0
-        for i in 0..<68 { sum += landmarks[i].distance(to: truth[i]) }
-        return sum / 68 / eyes
+        landmarks.meanError(to: expected(frame: index).0)
     }
 }

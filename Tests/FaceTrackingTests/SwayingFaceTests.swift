@@ -88,9 +88,7 @@ struct SwayingFace {
                       let shown = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < box.width * 0.3 })
                 else { continue }
                 compared += 1
-                var sum: Float = 0
-                for i in 0..<68 { sum += shown.rawLandmarks[i].distance(to: truth[i]) }
-                let distance = sum / 68 / truth.eyeDistance
+                let distance = shown.rawLandmarks.meanError(to: truth)
                 #expect(distance <= 0.10, "\(photo.name), frame \(index) at \(Int(SwayingFace.centres[index])) px: \(distance * 100) % from dlib's fit")
                 worst = max(worst, distance)
             }

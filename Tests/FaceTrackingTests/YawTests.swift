@@ -118,19 +118,6 @@ import TestFixtures
     }
 }
 
-extension Landmarks {
-    /// Mean distance of the points marked `visible` from `truth`'s, in `eyes` (outer-eye
-    /// distances): how far a fit of a turned face lies from it, its hidden side left out.
-    func meanError(to truth: Landmarks, visible: [Bool], eyes: Float) -> Float {
-        var sum: Float = 0, count: Float = 0
-        for i in 0..<68 where visible[i] {
-            sum += self[i].distance(to: truth[i])
-            count += 1
-        }
-        return sum / count / eyes
-    }
-}
-
 /// yaw.mp4 and yaw.truth.json of Tests/Fixtures/face-motion.py (or a corpus person's yaw sequence), in
 /// the fixture folder's motion/, and the reference landmarks: the fit on the unturned tile, face_tile.png.
 private final class YawSequence: Sendable {
