@@ -8,12 +8,32 @@ import NIOPosix
 /// A connection to a serve's control socket: sends requests, reads reply and event lines.
 public enum ControlClient {
     /// Connects, runs `body` with the connection, and closes it.
+    ///
+    /// The connection has an event loop of its own, shut down before this returns. NIO completes a
+    /// channel's close before its loop thread lets go of the channel's cached addresses: on a shared
+    /// loop `ctl` could exit in between, and LeakSanitizer would report those addresses as leaked
+    /// (Swift stores their pointers with an enum tag in the spare bits, so it cannot see them).
     public static func withConnection<Result: Sendable>(
         to path: String, _ body: (_ send: (JSONValue) async throws -> Void, _ lines: NIOAsyncChannelInboundStream<ByteBuffer>) async throws -> Result
     ) async throws -> Result {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let result: Swift.Result<Result, any Error>
+        do {
+            result = .success(try await withConnection(to: path, on: group, body))
+        } catch {
+            result = .failure(error)
+        }
+        try await group.shutdownGracefully()
+        return try result.get()
+    }
+
+    private static func withConnection<Result: Sendable>(
+        to path: String, on group: MultiThreadedEventLoopGroup,
+        _ body: (_ send: (JSONValue) async throws -> Void, _ lines: NIOAsyncChannelInboundStream<ByteBuffer>) async throws -> Result
+    ) async throws -> Result {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            channel = try await ClientBootstrap(group: group)
                 .connect(unixDomainSocketPath: path) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: 16 << 20))
