@@ -41,7 +41,8 @@ enum FaceStanding: Equatable, Sendable {
 /// A followed face's life, frame to frame. Every change of it is one of the transitions below, pure
 /// functions of the life and what this frame's fit found; `FaceTracker` only carries them out.
 ///
-///     found(s) --fitted--> tracked(s')         s' from the fit's score (`scored`)
+///     found(s) --fitted--> tracked(s')         s' from the fit's score (`scored`); a new face
+///                                              coming back cut by the edge waits for its next fit
 ///     tracked(s) --fit missed--> lost(1, s) --fit missed--> ... lost(holdFrames, s) --> dropped
 ///     (a missed fit of a new or doubted face also counts as a low score)
 ///     lost(n, s) --fitted--> tracked(s')
@@ -88,11 +89,19 @@ enum FaceLife: Equatable, Sendable {
         return low.lowScores >= dropAfter ? nil : .lost(frames: frames, low)
     }
 
-    /// The fit landed and the detector scored it `confidence`: shown when it reaches `showAt` (the
-    /// detector's own threshold for a face never shown or doubted since; `doubtfulConfidence` for one
-    /// shown), hidden otherwise and dropped (nil) after `dropAfter` such fits in a row.
-    func scored(_ confidence: Float, doubtfulConfidence: Float, detectionConfidence: Float, dropAfter: Int) -> FaceLife? {
+    /// The fit landed and the detector scored it `confidence`: shown when it reaches the detector's
+    /// own threshold (`detectionConfidence`) for a face never shown or doubted since, or
+    /// `doubtfulConfidence` for one shown; hidden otherwise and dropped (nil) after `dropAfter` such
+    /// fits in a row.
+    /// `returningCut`: the face is coming back where one left through the frame's edge, and the edge
+    /// still cuts its box. Its first fit since detection started from the detector's box of a cut
+    /// face, and can lie well off it (grace_hopper back through the left edge: 13.9 % of the eye
+    /// distance, the fit 15 % too large); the next starts from that fit and lies on it (3.8 %). That
+    /// first fit is not shown, whatever it scores, and is no low score either.
+    func scored(_ confidence: Float, doubtfulConfidence: Float, detectionConfidence: Float, dropAfter: Int,
+                returningCut: Bool = false) -> FaceLife? {
         let needed = standing == .shown ? doubtfulConfidence : max(doubtfulConfidence, detectionConfidence)
+        if confidence >= needed, returningCut, awaitsFit, !standing.wasShown { return .tracked(standing) }
         if confidence >= needed { return .tracked(.shown) }
         let low = standing.scoredLow
         return low.lowScores >= dropAfter ? nil : .tracked(low)

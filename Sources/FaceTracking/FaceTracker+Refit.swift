@@ -107,7 +107,8 @@ extension FaceTracker {
         // distance at 54-58 degrees of yaw).
         let wasHidden = !face.isShown
         guard let life = face.life.scored(face.confidence, doubtfulConfidence: settings.doubtfulConfidence,
-                                          detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop)
+                                          detectionConfidence: Self.confidence(0), dropAfter: settings.doubtfulFramesToDrop,
+                                          returningCut: face.framingWhenWhole != nil && face.edge != .inside)
         else { return false }
         face.life = life
         if face.edge == .inside, face.isShown { face.wholeRegion = region }

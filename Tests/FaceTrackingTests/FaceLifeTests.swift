@@ -21,6 +21,21 @@ import Testing
         #expect(scored(unsure, 0.5) == .tracked(.shown))
     }
 
+    /// Without it a face coming back in through the edge is drawn on from its first fit, started from
+    /// the detector's box of the cut face (`ReturningFaceTests`: grace_hopper's first frame back
+    /// through the left edge, 13.9 % off). Only that fit waits: the next is shown, a low score still
+    /// counts, and a face shown before, or one the edge does not cut, is shown at once.
+    @Test func aNewFaceComingBackCutByTheEdgeIsShownFromItsSecondFit() throws {
+        let found = FaceLife.started(scoredByScan: false)
+        let first = try #require(found.scored(0.6, doubtfulConfidence: doubtful, detectionConfidence: detection, dropAfter: dropAfter, returningCut: true))
+        #expect(first == .tracked(.new(lowScores: 0)) && !first.isShown)
+        #expect(first.scored(0.6, doubtfulConfidence: doubtful, detectionConfidence: detection, dropAfter: dropAfter, returningCut: true) == .tracked(.shown))
+        #expect(found.scored(0.4, doubtfulConfidence: doubtful, detectionConfidence: detection, dropAfter: dropAfter, returningCut: true) == .tracked(.new(lowScores: 1)))
+        #expect(scored(found, 0.6) == .tracked(.shown), "not cut: shown at once")
+        let back = FaceLife.lost(frames: 3, .shown).restarted
+        #expect(back.scored(0.6, doubtfulConfidence: doubtful, detectionConfidence: detection, dropAfter: dropAfter, returningCut: true) == .tracked(.shown))
+    }
+
     /// Without it a face turning away would blink on and off around the detector's threshold; with
     /// a single level it would either be hidden on every uncertain frame or shown on background.
     @Test func aShownFaceStaysShownDownToTheDoubtfulLevelThenMustScoreAsADetectionAgain() throws {
