@@ -15,8 +15,9 @@
 # SEED=N makes and runs them under another draw of the sensor noise (in motion-seedN/): a row that
 # moves from one draw to the next says less than a row that holds. HELD_OUT=1 runs the people of
 # Tests/Fixtures/heldout-people.txt instead, from photos no test reads (face-corpus.sh --held-out).
+# RESULTS=DIR keeps every run's inspect output there (TRACKER.PERSON.SEQ.RUN.jsonl), to look into a row.
 #   [RUNS=5] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [VARIANTS=...] [PEOPLE="astronaut obama"] \
-#     [SEQUENCES="slide jumps"] [SEED=3] [HELD_OUT=1] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
+#     [SEQUENCES="slide jumps"] [SEED=3] [HELD_OUT=1] [RESULTS=DIR] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 facerelay=${FACERELAY:-$root/.build/release/facerelay}
@@ -44,8 +45,13 @@ for person in $people; do
   # shellcheck disable=SC2086
   "$root/Tests/Fixtures/face-motion.py" "$corpus/$photo" "$fixtures" --crop="$crop" --name-prefix "$person." ${SEED:+--seed "$SEED"} $sequences > /dev/null
 done
-results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+if [ -n "${RESULTS:-}" ]; then
+  results=$RESULTS
+  mkdir -p "$results"
+else
+  results=$(mktemp -d)
+  trap 'rm -rf "$results"' EXIT
+fi
 trackers=("now=$facerelay")
 [ -n "${BASELINE:-}" ] && trackers+=("before=$BASELINE")
 [ -n "${DLIB_STOCK:-}" ] && trackers+=("dlib=$DLIB_STOCK")
