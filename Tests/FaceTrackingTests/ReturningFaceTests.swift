@@ -33,7 +33,7 @@ import TestFixtures
             var wasOut = false, errors: [Float] = []
             try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
                 tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
-                let (truth, _) = sequence.expected(frame: index)
+                let truth = sequence.expected(frame: index)
                 let (width, height) = (Float(frame.luma.width), Float(frame.luma.height))
                 var whole = true
                 for i in 0..<68 where truth[i].x < 0 || truth[i].y < 0 || truth[i].x >= width || truth[i].y >= height { whole = false }

@@ -79,20 +79,20 @@ final class CorpusSequence {
         return face.rawLandmarks
     }
 
-    /// The reference landmarks placed on frame `index` (its first face), and their outer-eye-corner distance.
-    func expected(frame index: Int) -> (Landmarks, Float) {
+    /// The reference landmarks placed on frame `index` (its first face).
+    func expected(frame index: Int) -> Landmarks {
         let m = frames[index][0]
         var points = Landmarks.zero
         for i in 0..<68 {
             let x = Double(reference[i].x), y = Double(reference[i].y)
             points[i] = Point(x: Float(m[0][0] * x + m[0][1] * y + m[0][2]), y: Float(m[1][0] * x + m[1][1] * y + m[1][2]))
         }
-        return (points, points.eyeDistance)
+        return points
     }
 
     /// How far `landmarks` lie from the reference on frame `index`: the mean over the 68 points, in
     /// outer-eye-corner distances.
     func error(of landmarks: Landmarks, frame index: Int) -> Float {
-        landmarks.meanError(to: expected(frame: index).0)
+        landmarks.meanError(to: expected(frame: index))
     }
 }
