@@ -5,6 +5,14 @@
 // tracking_quality.py can score it like any facerelay build.
 //
 //   dlib_stock_tracker VIDEO MODEL.dat [--every N (default 5)] [--upsample U (default 0)]
+//   dlib_stock_tracker VIDEO MODEL.dat --fit-boxes BOXES
+//
+// With --fit-boxes there is no detection: BOXES has one line per face and frame, "FRAME ID LEFT TOP
+// WIDTH HEIGHT ANGLE" (another tracker's boxes; ANGLE, in radians, how far the face is turned in the
+// image plane), and the stock predictor fits each box on its frame: an upright box on the frame
+// itself, a turned one on dlib's upright chip of it (extract_image_chip), its points mapped back.
+// That is dlib's stock fit on the same box as the other tracker, the reference the tracking
+// benchmark measures a tracker's landmarks against.
 //
 // Last, on stderr: cpu_ms_per_frame X detect_ms Y fit_ms Z frames N, all three means per frame
 // (X = Y + Z), thread CPU time of detection and fitting only (decoding runs in ffmpeg).
@@ -17,8 +25,11 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,15 +61,54 @@ struct Face {
     int id;
     double confidence;
     dlib::rectangle box;
+    double angle = 0;  // radians, --fit-boxes only
 };
+
+// The stock predictor on `box` turned by `angle`: on the frame itself when upright, else on an
+// upright chip twice the box's size around it, at the frame's scale, the points mapped back (the
+// stock predictor gives whole pixels, on the frame or on the chip).
+std::vector<dlib::dpoint> fitTurned(const dlib::shape_predictor &predictor, const dlib::matrix<unsigned char> &grey,
+                                    const dlib::rectangle &box, double angle, dlib::matrix<unsigned char> &chip) {
+    std::vector<dlib::dpoint> parts;
+    if (angle == 0) {
+        const dlib::full_object_detection shape = predictor(grey, box);
+        for (unsigned long p = 0; p < shape.num_parts(); ++p) parts.push_back(shape.part(p));
+        return parts;
+    }
+    const dlib::chip_details details(dlib::centered_drect(dlib::dcenter(box), 2 * box.width(), 2 * box.height()),
+                                     dlib::chip_dims(2 * box.height(), 2 * box.width()), angle);
+    dlib::extract_image_chip(grey, details, chip);
+    const dlib::rectangle inChip = dlib::centered_rect(dlib::point(box.width(), box.height()), box.width(), box.height());
+    const dlib::full_object_detection upright = predictor(chip, inChip);
+    const dlib::point_transform_affine back = dlib::inv(dlib::get_mapping_to_chip(details));
+    for (unsigned long p = 0; p < upright.num_parts(); ++p) parts.push_back(back(dlib::dpoint(upright.part(p))));
+    return parts;
+}
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (argc < 3) fail("usage: dlib_stock_tracker VIDEO MODEL.dat [--every N] [--upsample U]");
+    if (argc < 3) fail("usage: dlib_stock_tracker VIDEO MODEL.dat [--every N] [--upsample U] | [--fit-boxes BOXES]");
     const std::string video = argv[1], model = argv[2];
     long every = 5, upsample = 0;
+    // --fit-boxes: frame -> the faces to fit on it.
+    std::map<long, std::vector<Face>> given;
+    bool fitGiven = false;
     for (int i = 3; i < argc; ++i) {
         const std::string flag = argv[i];
+        if (flag == "--fit-boxes" && i + 1 < argc) {
+            const std::string path = argv[++i];
+            std::ifstream boxes(path);
+            if (!boxes) fail("cannot read the boxes file " + path);
+            long at, id;
+            double left, top, width, height, angle;
+            while (boxes >> at >> id >> left >> top >> width >> height >> angle) {
+                const long l = std::lround(left), t = std::lround(top);
+                given[at].push_back({int(id), 1.0, dlib::rectangle(l, t, l + std::lround(width) - 1, t + std::lround(height) - 1), angle});
+            }
+            if (!boxes.eof()) fail("bad line in " + path + ": want FRAME ID LEFT TOP WIDTH HEIGHT ANGLE");
+            fitGiven = true;
+            continue;
+        }
         if ((flag != "--every" && flag != "--upsample") || i + 1 >= argc) fail("unknown or incomplete option " + flag);
         const long value = std::strtol(argv[++i], nullptr, 10);
         if (flag == "--every" ? value < 1 : value < 0) fail("bad value for " + flag + ": " + argv[i]);
@@ -89,14 +139,17 @@ int main(int argc, char **argv) {
     FILE *frames = popen(("ffmpeg -v error -i " + quoted(video) + " -f rawvideo -pix_fmt gray -").c_str(), "r");
     if (!frames) fail("cannot run ffmpeg");
     dlib::matrix<unsigned char> grey(height, width);  // row-major, contiguous: ffmpeg's gray8 rows as they come
-    dlib::matrix<unsigned char> scanned;
+    dlib::matrix<unsigned char> scanned, chip;
     dlib::pyramid_down<2> pyramid;
     std::vector<Face> faces;
     int next_id = 1;
     double detect_ms = 0, fit_ms = 0;
     long frame = 0;
     for (; std::fread(&grey(0, 0), 1, size_t(width) * height, frames) == size_t(width) * height; ++frame) {
-        if (frame % every == 0) {
+        if (fitGiven) {
+            const auto it = given.find(frame);
+            faces = it == given.end() ? std::vector<Face>() : it->second;
+        } else if (frame % every == 0) {
             const double start = thread_cpu_ms();
             // --upsample finds smaller faces the way dlib's own examples do: pyramid_up, then boxes
             // brought back to the frame's pixels.
@@ -124,8 +177,8 @@ int main(int argc, char **argv) {
             detect_ms += thread_cpu_ms() - start;
         }
         const double start = thread_cpu_ms();
-        std::vector<dlib::full_object_detection> shapes;
-        for (const auto &face : faces) shapes.push_back(predictor(grey, face.box));
+        std::vector<std::vector<dlib::dpoint>> shapes;
+        for (const auto &face : faces) shapes.push_back(fitTurned(predictor, grey, face.box, face.angle, chip));
         fit_ms += thread_cpu_ms() - start;
 
         std::printf("{\"frame\":%ld,\"pts\":%.6f,\"faces\":[", frame, frame / fps);
@@ -134,7 +187,7 @@ int main(int argc, char **argv) {
             std::printf("%s{\"id\":%d,\"confidence\":%.3f,\"box\":[%.2f,%.2f,%.2f,%.2f],\"landmarks\":[", i ? "," : "",
                         faces[i].id, faces[i].confidence, double(b.left()), double(b.top()), double(b.width()), double(b.height()));
             for (unsigned long p = 0; p < 68; ++p)
-                std::printf("%s[%.2f,%.2f]", p ? "," : "", double(shapes[i].part(p).x()), double(shapes[i].part(p).y()));
+                std::printf("%s[%.2f,%.2f]", p ? "," : "", shapes[i][p].x(), shapes[i][p].y());
             std::printf("]}");
         }
         std::printf("]}\n");

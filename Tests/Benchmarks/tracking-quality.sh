@@ -7,7 +7,8 @@
 # or FACERELAY=path/to/facerelay. BASELINE=path/to/another/facerelay runs that build too, alternating
 # with this one run by run, so that both see the same machine load. DLIB_STOCK=path/to/binary (from
 # Tests/Benchmarks/build-dlib-stock.sh) runs dlib's stock detector and shape predictor the same way,
-# as tracker "dlib", and adds the "err vs dlib" column: how far each tracker's landmarks lie from dlib's.
+# as tracker "dlib", and fits dlib's stock shape predictor on every box each other tracker reports
+# (--fit-boxes): the "vs dlib on its box" columns, the landmarks against dlib's on the same box.
 # VARIANTS="LABEL:NAME=VALUE[,NAME=VALUE] ..." runs this build again per label with those tuning
 # constants changed (`inspect --tracker-setting`), to measure what a rule earns: set it so that it
 # never acts (e.g. "nowatch:lostWatchFrames=0 norescan:coarseRescanCycles=1000000").
@@ -80,6 +81,10 @@ for run in $(seq 1 "$runs"); do
           tuned=()
           for setting in $(echo "${variant_settings[$label]:-}" | tr ',' ' '); do tuned+=(--tracker-setting "$setting"); done
           "$binary" inspect "$video" --json "${extra[@]}" "${tuned[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
+          if [ -n "${DLIB_STOCK:-}" ]; then
+            /usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" --boxes "$out.jsonl" "$fixtures/$person.$name.truth.json" > "$out.boxes"
+            "$DLIB_STOCK" "$video" "$model" --fit-boxes "$out.boxes" > "$out.dlibfit" 2> /dev/null
+          fi
         fi
       done
     done

@@ -2,6 +2,7 @@
 """Scores `facerelay inspect --json` output against the known motion of face-motion.py videos.
 
     tracking_quality.py FIXTURES RESULTS [PERSON...]
+    tracking_quality.py --boxes INSPECT.jsonl TRUTH.json > BOXES
 
 RESULTS holds, for each tracker (a label), person, sequence and run, TRACKER.PERSON.NAME.RUN.jsonl
 (inspect --json) and TRACKER.PERSON.NAME.RUN.stats.json (inspect --stats-json), or for the tracker
@@ -9,8 +10,16 @@ RESULTS holds, for each tracker (a label), person, sequence and run, TRACKER.PER
 "cpu_ms_per_frame X ..."), plus PERSON.face_tile.jsonl (inspect --json of PERSON.face_tile.png: that
 person's reference landmarks). FIXTURES holds PERSON.NAME.truth.json. Prints one table row per
 sequence, person (in the order given, else by name) and tracker: the mean over the runs and the
-worst run, and whether the targets are met. When RESULTS holds dlib's output, a column says how far
-each other tracker's landmarks lie from dlib's on the same frame and face (agreement).
+worst run, and whether the targets are met.
+
+The landmarks are measured against two references. The moved reference: the person's unmoved tile
+fitted once, without noise, moved as the sequence moves it. Its geometry is exact, but it is one fit
+from one box: the detector's boxes come in steps of its HOG cells, and on some faces dlib's predictor
+lands a few % elsewhere from a box a step away (grace_hopper's: about 4 %). And, when RESULTS holds
+TRACKER.PERSON.NAME.RUN.dlibfit beside a run's output, dlib's stock shape predictor on the same frame
+and the same box as that tracker's face, turned as the truth turns it (dlib_stock_tracker
+--fit-boxes, on the boxes `--boxes` writes): the issue's own reference, fitted afresh on every frame,
+noise and compression included, so it scatters frame to frame as dlib does.
 
 A sequence whose truth has "yaw" (the face turned about the vertical axis on a cylinder, see
 face-motion.py) is scored on the landmarks on the visible side only, in the frontal outer-eye-corner
@@ -97,10 +106,12 @@ def truth_points(truth, index, face_index, reference):
     return [apply(m, q) for q, _ in placed], [v for _, v in placed], eyes, yaw
 
 
-def score(frames, truth, reference, yaw_range=30):
-    """One run: landmark errors, lost frames, id changes, stray faces, first find, re-entry, jitter, lag."""
+def score(frames, truth, reference, yaw_range=30, fits=None):
+    """One run: landmark errors, lost frames, id changes, stray faces, first find, re-entry, jitter,
+    lag; with `fits` (dlib_fits), the landmark errors against dlib's stock fit on the same box too."""
     width, height = truth.get("width", 1280), truth.get("height", 720)
     errors, worst, lost, stray, wrong = [], 0.0, 0, 0, 0
+    box_errors = []
     reach = {}  # furthest yaw each way a face was reported on
     last_id, id_changes, inside_before, first_found, reentries = {}, 0, {}, {}, []
     nose, lag_num, lag_den, previous_centre = collections.defaultdict(list), 0.0, 0.0, {}
@@ -149,6 +160,9 @@ def score(frames, truth, reference, yaw_range=30):
             last_id[face_index] = face["id"]
             errors.append(best_error)
             worst = max(worst, best_error)
+            x, y, w, h = face["box"]
+            if fits is not None and x >= 0 and y >= 0 and x + w <= width and y + h <= height:
+                box_errors.append(error(face["landmarks"], fits[(index, face["id"])], eyes, visible))
             nose[face_index].append((index, face["landmarks"][30]))
             tracked = mean_point(face["landmarks"])
             if face_index in previous_centre and previous_centre[face_index][0] == index - 1:
@@ -165,6 +179,8 @@ def score(frames, truth, reference, yaw_range=30):
     return {
         "error": 100 * sum(errors) / len(errors) if errors else float("nan"),
         "worst": 100 * worst,
+        "box_error": 100 * sum(box_errors) / len(box_errors) if box_errors else None,
+        "box_worst": 100 * max(box_errors) if box_errors else None,
         "lost": lost,
         "wrong": wrong,
         "reach": reach,
@@ -177,29 +193,25 @@ def score(frames, truth, reference, yaw_range=30):
     }
 
 
-def centroid_eyes(points):
-    return mean_point(points), math.dist(points[36], points[45])
-
-
-def agreement(frames, reference_frames):
-    """Mean distance between the landmarks of frames and of reference_frames (dlib's) on the same
-    frame and face, in % of the reference's outer-eye-corner distance (points 36 and 45): each face
-    paired with the reference face of the nearest centroid, when that lies within the reference's
-    eye distance, over the frames where both show it. None when they never do."""
-    theirs = {f["frame"]: [centroid_eyes(face["landmarks"]) + (face["landmarks"],) for face in f["faces"]]
-              for f in reference_frames}
-    distances = []
+def boxes(frames, truth):
+    """Each face's box on each frame, "FRAME ID LEFT TOP WIDTH HEIGHT ANGLE", for dlib_stock_tracker
+    --fit-boxes: ANGLE (radians) is how far the truth turns the face nearest the box in the image plane."""
+    lines, middle = [], (truth["tile"] - 1) / 2
     for frame in frames:
+        index = frame["frame"]
+        moves = truth["frames"][index] if index < len(truth["frames"]) else []
         for face in frame["faces"]:
-            ours = face["landmarks"]
-            centre = mean_point(ours)
-            candidates = [(math.dist(centre, c), eyes, points) for c, eyes, points in theirs.get(frame["frame"], [])]
-            if not candidates:
-                continue
-            gap, eyes, points = min(candidates, key=lambda c: c[0])
-            if gap < eyes and eyes > 0:
-                distances.append(sum(math.dist(a, b) for a, b in zip(ours, points)) / len(points) / eyes)
-    return 100 * sum(distances) / len(distances) if distances else None
+            x, y, w, h = face["box"]
+            centre = (x + w / 2, y + h / 2)
+            m = min(moves, key=lambda m: math.dist(centre, apply(m, (middle, middle))), default=None)
+            angle = math.atan2(m[1][0], m[0][0]) if m else 0.0
+            lines.append(f"{index} {face['id']} {x:.2f} {y:.2f} {w:.2f} {h:.2f} {angle:.6f}")
+    return lines
+
+
+def dlib_fits(path):
+    """dlib_stock_tracker --fit-boxes output: (frame, face id) -> landmarks."""
+    return {(f["frame"], face["id"]): face["landmarks"] for f in load_lines(path) for face in f["faces"]}
 
 
 def fmt(values, digits, worst=max):
@@ -254,9 +266,13 @@ def cost_columns(name, rs):
     return [fmt([r["cpu"] for r in rs], 2), fmt([r["steady"] for r in rs], 2)], misses
 
 
-def agreement_columns(name, rs):
-    """err vs dlib %: no target."""
-    return [fmt([r.get("vs_dlib") for r in rs], 2)], []
+def dlib_box_columns(name, rs):
+    """error % and worst frame % against dlib's stock fit on the same box; the target on the mean only:
+    dlib's stock fit, started afresh on every frame, is itself more than 10 % off the moved reference on
+    single frames where the tracker is not (grace_hopper's leave_top: 24 % where the tracker is 6.8)."""
+    misses = ["error vs dlib" for r in rs if name in MOVING and r.get("box_error") is not None
+              and not r["box_error"] <= ERROR_TARGET]
+    return [fmt([r.get("box_error") for r in rs], 2), fmt([r.get("box_worst") for r in rs], 1)], misses
 
 
 FAMILIES = [accuracy_columns, continuity_columns, finding_columns, steadiness_columns, cost_columns]
@@ -299,6 +315,10 @@ def tracker_order(label):
 
 
 def main():
+    if sys.argv[1] == "--boxes":
+        with open(sys.argv[3]) as f:
+            print("\n".join(boxes(load_lines(sys.argv[2]), json.load(f))))
+        return
     fixtures, results = sys.argv[1], sys.argv[2]
     paths = sorted(glob.glob(os.path.join(results, "*.*.*.*.jsonl")))
     people = sys.argv[3:] or sorted({os.path.basename(p).split(".")[1] for p in paths})
@@ -311,16 +331,14 @@ def main():
         with open(os.path.join(fixtures, f"{person}.{name}.truth.json")) as f:
             truth = json.load(f)
         frames = load_lines(path)
-        s = score(frames, truth, reference[person], YAW_RANGE.get(name, 30))
+        fitted = path[:-len(".jsonl")] + ".dlibfit"
+        fits = dlib_fits(fitted) if os.path.exists(fitted) else None
+        s = score(frames, truth, reference[person], YAW_RANGE.get(name, 30), fits)
         s["cpu"], s["steady"] = cost(path)
-        dlib = outputs.get(("dlib", person, name, run)) or next(
-            (p for (t, pe, n, _), p in sorted(outputs.items()) if (t, pe, n) == ("dlib", person, name)), None)
-        if dlib and tracker != "dlib":
-            s["vs_dlib"] = agreement(frames, load_lines(dlib))
         runs[(person, name, tracker)].append(s)
-    with_dlib = any(t == "dlib" for _, _, t in runs)
-    families = FAMILIES + ([agreement_columns] if with_dlib else [])
-    header = HEADER + (["err vs dlib %"] if with_dlib else [])
+    with_dlib = any(r.get("box_error") is not None for rs in runs.values() for r in rs)
+    families = FAMILIES + ([dlib_box_columns] if with_dlib else [])
+    header = HEADER + (["error vs dlib on its box %", "worst frame vs dlib %"] if with_dlib else [])
     print("Each cell: mean over the runs / worst run. Errors in % of the outer-eye-corner distance, on frames")
     print("where the face is wholly inside; lost: such frames without the face; stray: frames with a face")
     print("reported where there is none; found: frame the face is first found; re-entry: frames from wholly")
@@ -334,10 +352,12 @@ def main():
     print(f"yaw: errors on the visible landmarks while turned at most {YAW_RANGE['yaw']} degrees; stray: frames with a face")
     print("reported more than 10 % off, at any yaw; re-entry: frames from back within range to found.")
     print("yaw30: turned to 35 degrees and held each way: errors on the visible landmarks on every frame.")
+    print("error and worst frame: against the person's unmoved tile fitted once and moved as the sequence moves it.")
     if with_dlib:
-        print("err vs dlib: mean distance from dlib's stock landmarks on the same frame and face (nearest centroid),")
-        print("in % of dlib's outer-eye-corner distance, over the frames where both show the face. dlib fits every")
-        print("frame from its last detection (every 5 frames), so on a fast face it is dlib that lags (its worst frame).")
+        print("vs dlib on its box: against dlib's stock shape predictor run on the same frame and the same box,")
+        print("turned as the face is turned in the image (the issue's reference); on the same frames while the box")
+        print("is wholly inside (beyond the edge dlib's predictor reads black); the target on the mean only (4 %):")
+        print("dlib's stock fit, afresh on every frame, is itself over 10 % off on single frames where the tracker is not.")
     print()
     print("| sequence | person | tracker | runs | " + " | ".join(header) + " | targets |")
     print("|" + "---|" * (len(header) + 5))
