@@ -2,7 +2,7 @@
 """Scores `facerelay inspect --json` output against the known motion of face-motion.py videos.
 
     tracking_quality.py FIXTURES RESULTS [PERSON...]
-    tracking_quality.py --boxes INSPECT.jsonl TRUTH.json > BOXES
+    tracking_quality.py --boxes INSPECT.jsonl > BOXES
 
 RESULTS holds, for each tracker (a label), person, sequence and run, TRACKER.PERSON.NAME.RUN.jsonl
 (inspect --json) and TRACKER.PERSON.NAME.RUN.stats.json (inspect --stats-json), or for the tracker
@@ -17,7 +17,7 @@ fitted once, without noise, moved as the sequence moves it. Its geometry is exac
 from one box: the detector's boxes come in steps of its HOG cells, and on some faces dlib's predictor
 lands a few % elsewhere from a box a step away (grace_hopper's: about 4 %). And, when RESULTS holds
 TRACKER.PERSON.NAME.RUN.dlibfit beside a run's output, dlib's stock shape predictor on the same frame
-and the same box as that tracker's face, turned as the truth turns it (dlib_stock_tracker
+and the same box as that tracker's face, turned as the tracker turns it (dlib_stock_tracker
 --fit-boxes, on the boxes `--boxes` writes): the issue's own reference, fitted afresh on every frame,
 noise and compression included, so it scatters frame to frame as dlib does.
 
@@ -193,20 +193,20 @@ def score(frames, truth, reference, yaw_range=30, fits=None):
     }
 
 
-def boxes(frames, truth):
+def eye_line_angle(points):
+    """The angle of the line from the right eye's centre to the left's (radians, clockwise on the
+    image): how the tracker turns the box it draws around a fit (Landmarks.eyeLineAngle)."""
+    right = mean_point(points[36:42])
+    left = mean_point(points[42:48])
+    return math.atan2(left[1] - right[1], left[0] - right[0])
+
+
+def boxes(frames):
     """Each face's box on each frame, "FRAME ID LEFT TOP WIDTH HEIGHT ANGLE", for dlib_stock_tracker
-    --fit-boxes: ANGLE (radians) is how far the truth turns the face nearest the box in the image plane."""
-    lines, middle = [], (truth["tile"] - 1) / 2
-    for frame in frames:
-        index = frame["frame"]
-        moves = truth["frames"][index] if index < len(truth["frames"]) else []
-        for face in frame["faces"]:
-            x, y, w, h = face["box"]
-            centre = (x + w / 2, y + h / 2)
-            m = min(moves, key=lambda m: math.dist(centre, apply(m, (middle, middle))), default=None)
-            angle = math.atan2(m[1][0], m[0][0]) if m else 0.0
-            lines.append(f"{index} {face['id']} {x:.2f} {y:.2f} {w:.2f} {h:.2f} {angle:.6f}")
-    return lines
+    --fit-boxes: the box the tracker reports, turned by its raw fit's eye line as the tracker turns it."""
+    return [f"{frame['frame']} {face['id']} {face['box'][0]:.2f} {face['box'][1]:.2f} {face['box'][2]:.2f} "
+            f"{face['box'][3]:.2f} {eye_line_angle(face['rawLandmarks']):.6f}"
+            for frame in frames for face in frame["faces"]]
 
 
 def dlib_fits(path):
@@ -316,8 +316,7 @@ def tracker_order(label):
 
 def main():
     if sys.argv[1] == "--boxes":
-        with open(sys.argv[3]) as f:
-            print("\n".join(boxes(load_lines(sys.argv[2]), json.load(f))))
+        print("\n".join(boxes(load_lines(sys.argv[2]))))
         return
     fixtures, results = sys.argv[1], sys.argv[2]
     paths = sorted(glob.glob(os.path.join(results, "*.*.*.*.jsonl")))
@@ -355,7 +354,7 @@ def main():
     print("error and worst frame: against the person's unmoved tile fitted once and moved as the sequence moves it.")
     if with_dlib:
         print("vs dlib on its box: against dlib's stock shape predictor run on the same frame and the same box,")
-        print("turned as the face is turned in the image (the issue's reference); on the same frames while the box")
+        print("turned as the tracker turns it (the issue's reference); on the same frames while the box")
         print("is wholly inside (beyond the edge dlib's predictor reads black); the target on the mean only (4 %):")
         print("dlib's stock fit, afresh on every frame, is itself over 10 % off on single frames where the tracker is not.")
     print()
