@@ -9,8 +9,9 @@
 //
 // With --fit-boxes there is no detection: BOXES has one line per face and frame, "FRAME ID LEFT TOP
 // WIDTH HEIGHT ANGLE" (another tracker's boxes; ANGLE, in radians, how far the box is turned in the
-// image plane, clockwise on the image), and the stock predictor fits each box on its frame: an upright box on the frame
-// itself, a turned one on dlib's upright chip of it (extract_image_chip), its points mapped back.
+// image plane, clockwise on the image), and the stock predictor fits each box on its frame: an
+// upright box on the frame itself, a turned one on dlib's upright chip of it (extract_image_chip),
+// its points mapped back.
 // That is dlib's stock fit on the same box as the other tracker, the reference the tracking
 // benchmark measures a tracker's landmarks against.
 //

@@ -83,7 +83,8 @@ for run in $(seq 1 "$runs"); do
           "$binary" inspect "$video" --json "${extra[@]}" "${tuned[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
           if [ -n "${DLIB_STOCK:-}" ]; then
             /usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" --boxes "$out.jsonl" > "$out.boxes"
-            "$DLIB_STOCK" "$video" "$model" --fit-boxes "$out.boxes" > "$out.dlibfit" 2> /dev/null
+            "$DLIB_STOCK" "$video" "$model" --fit-boxes "$out.boxes" > "$out.dlibfit" 2> "$out.dlibfit.log" ||
+              { cat "$out.dlibfit.log" >&2; exit 1; }
           fi
         fi
       done
