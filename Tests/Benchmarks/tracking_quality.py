@@ -204,8 +204,8 @@ def eye_line_angle(points):
 def boxes(frames):
     """Each face's box on each frame, "FRAME ID LEFT TOP WIDTH HEIGHT ANGLE", for dlib_stock_tracker
     --fit-boxes: the box the tracker reports, turned by its raw fit's eye line as the tracker turns it."""
-    return [f"{frame['frame']} {face['id']} {face['box'][0]:.2f} {face['box'][1]:.2f} {face['box'][2]:.2f} "
-            f"{face['box'][3]:.2f} {eye_line_angle(face['rawLandmarks']):.6f}"
+    return [f"{frame['frame']} {face['id']} " + " ".join(f"{v:.2f}" for v in face["box"])
+            + f" {eye_line_angle(face['rawLandmarks']):.6f}"
             for frame in frames for face in frame["faces"]]
 
 
