@@ -58,6 +58,10 @@ extension FaceTracker {
             region = face.framing.region(around: raw)
         }
         let searched = unexpected || !face.isShown || face.edge != .inside
+        // Half a box around for a face that may have jumped; near the fit for one that only turned
+        // or grew where it was (`surpriseReach`).
+        let reach = !face.isShown || face.edge != .inside || noise.moveIsUnexpected(residual) ? settings.searchReach
+            : unexpected ? settings.surpriseReach : Self.checkReach
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift
         // Not a face a whole-frame scan of this frame found: dlib's own windows scored it here.
@@ -65,7 +69,7 @@ extension FaceTracker {
         var jumped = false
         if !checked {
             // The confidence stands from the last check.
-        } else if let sighting = locate(grey, around: predicted, reach: searched ? settings.searchReach : Self.checkReach,
+        } else if let sighting = locate(grey, around: predicted, reach: reach,
                                         scales: drifted || sizeChanged) {
             face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step

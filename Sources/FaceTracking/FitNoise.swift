@@ -54,8 +54,11 @@ struct FitNoise {
     /// Whether the fit's size is a surprise: the fit may have left the face's scale.
     func sizeIsUnexpected(_ r: Residual) -> Bool { beyond(r.size, size) }
 
+    /// Whether the fit moved further than the floor: the face may have jumped.
+    func moveIsUnexpected(_ r: Residual) -> Bool { r.move > floor }
+
     /// Whether the fit moved further than the floor, or its size or roll changed beyond its noise.
-    func isUnexpected(_ r: Residual) -> Bool { r.move > floor || sizeIsUnexpected(r) || beyond(r.angle, angle) }
+    func isUnexpected(_ r: Residual) -> Bool { moveIsUnexpected(r) || sizeIsUnexpected(r) || beyond(r.angle, angle) }
 
     /// Whether a face predicted at `region` is where it was at `start`, within the fit's own noise:
     /// what a fit from either box could not tell apart.

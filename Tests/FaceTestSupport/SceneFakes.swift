@@ -32,6 +32,8 @@ public final class Scene: @unchecked Sendable {
     public internal(set) var looksAround = 0
     /// Those of them that reached beyond the box (searches for a face that jumped or was lost).
     public internal(set) var searches = 0
+    /// Those of them that reached half a box or more (`FaceTracker.Settings.searchReach`).
+    public internal(set) var farSearches = 0
     public let width = 1280, height = 720
     /// How far each fit leans from the face towards the centre of the box it starts from, as a share
     /// of their distance (0: the fit lands on the face wherever its box is), and up to how many
@@ -132,6 +134,7 @@ public final class SceneLandmarker: FaceLandmarker {
         if let failure = scene.landmarkerFailure { throw failure }
         scene.looksAround += 1
         if reach > 0 { scene.searches += 1 }
+        if reach >= 0.5 { scene.farSearches += 1 }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
             if own.overlap(with: box) > 0.3 {

@@ -396,6 +396,43 @@ import Testing
         #expect(learnt.idsAfterJump == [[1], [1], [1]])
     }
 
+    /// A still face that rolls a little and leans in between two frames, then jumps a third of its
+    /// width: how many of the detector's looks around it reached beyond its box, and how many half
+    /// a box (`searchReach`), after the roll and lean and after the jump.
+    func searchesOfARollALeanAndAJump(_ configure: (inout FaceTracker.Settings) -> Void) -> (turned: (Int, Int), jumped: (Int, Int), ids: [Int]) {
+        let scene = Scene()
+        scene.faces = [SyntheticFace(centre: Point(x: 640, y: 360), size: 120)]
+        let tracker = tracker(scene) {
+            $0.detectionInterval = 1000
+            configure(&$0)
+        }
+        for frame in 0..<40 { step(tracker, frame, scene) }
+        let (searches, far) = (scene.searches, scene.farSearches)
+        scene.faces[0].roll = 0.06
+        step(tracker, 40, scene)
+        scene.faces[0].size = 126
+        step(tracker, 41, scene)
+        let turned = (scene.searches - searches, scene.farSearches - far)
+        scene.faces[0].centre.x += 40
+        step(tracker, 42, scene)
+        return (turned, (scene.searches - searches - turned.0, scene.farSearches - far - turned.1), visibleIDs(tracker))
+    }
+
+    @Test func aFitThatTurnedOrGrewWhereItWasIsLookedForNearItAndOneThatMovedHalfABoxAround() {
+        // A roll or a lean moves no face: it is looked for as far as the detector's box may lie from
+        // the fit before the face is fitted again from it (`surpriseReach`), about half the cost of a
+        // search half a box around. A soft face's fit changes roll or size beyond its noise on many
+        // frames (the woman in profile: 40 of 150 still under sensor noise), each searched as for a jump.
+        let near = searchesOfARollALeanAndAJump { _ in }
+        #expect(near.turned.0 >= 2, "looks beyond the box after the roll and the lean: \(near.turned.0)")
+        #expect(near.turned.1 == 0, "of them half a box around: \(near.turned.1)")
+        let far = searchesOfARollALeanAndAJump { $0.surpriseReach = $0.searchReach }
+        #expect(far.turned.0 >= 2 && far.turned.1 == far.turned.0, "half a box around, searched as for a jump: \(far.turned.1) of \(far.turned.0)")
+        // A fit that moved is still searched for a jump, and the face keeps its id.
+        #expect(near.jumped.1 >= 1, "searches half a box around after the jump: \(near.jumped.1)")
+        #expect(near.ids == [1])
+    }
+
     /// A fit leans towards the box it starts from, and scatters under sensor noise. Started from a
     /// box around the last fit, moved on by the last fit's motion, each fit's scatter comes back
     /// doubled in the next fit's box, and fit and box swing about together; held where the last fit
