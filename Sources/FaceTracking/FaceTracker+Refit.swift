@@ -57,10 +57,11 @@ extension FaceTracker {
             face.fitStart = region
             region = face.framing.region(around: raw)
         }
-        let searched = unexpected || !face.isShown || face.edge != .inside
+        let heldOrAtEdge = !face.isShown || face.edge != .inside
+        let searched = unexpected || heldOrAtEdge
         // Half a box around for a face that may have jumped; near the fit for one that only turned
         // or grew where it was (`surpriseReach`).
-        let reach = !face.isShown || face.edge != .inside || noise.moveIsUnexpected(residual) ? settings.searchReach
+        let reach = heldOrAtEdge || noise.moveIsUnexpected(residual) ? settings.searchReach
             : unexpected ? settings.surpriseReach : Self.checkReach
         let due = (frameIndex + face.id) % settings.checkInterval == 0
         let drifted = abs(region.box.width / face.sizeCheckedSide - 1) > settings.sizeDrift

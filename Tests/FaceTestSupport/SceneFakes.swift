@@ -32,7 +32,7 @@ public final class Scene: @unchecked Sendable {
     public internal(set) var looksAround = 0
     /// Those of them that reached beyond the box (searches for a face that jumped or was lost).
     public internal(set) var searches = 0
-    /// Those of them that reached half a box or more (`FaceTracker.Settings.searchReach`).
+    /// Those of them that reached as far as the default `FaceTracker.Settings.searchReach` (half a box).
     public internal(set) var farSearches = 0
     public let width = 1280, height = 720
     /// How far each fit leans from the face towards the centre of the box it starts from, as a share
@@ -134,7 +134,7 @@ public final class SceneLandmarker: FaceLandmarker {
         if let failure = scene.landmarkerFailure { throw failure }
         scene.looksAround += 1
         if reach > 0 { scene.searches += 1 }
-        if reach >= 0.5 { scene.farSearches += 1 }
+        if reach >= FaceTracker.Settings().searchReach { scene.farSearches += 1 }
         for (index, face) in scene.faces.enumerated() where !scene.notFaceLike.contains(index) {
             let own = Scene.box(face.landmarks)
             if own.overlap(with: box) > 0.3 {
