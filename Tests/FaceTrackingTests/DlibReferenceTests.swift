@@ -180,6 +180,52 @@ import TestFixtures
         #expect(compared >= 250 && faces >= compared / 4, "\(compared) checks compared, \(faces) of them on a face")
     }
 
+
+    /// The shim's landmark fit (landmarks.cpp: dlib's trees, each leaf kept as 8-bit values with a
+    /// scale of its own) lies closer to dlib's own shape predictor on the same box than dlib's
+    /// predictor lies to itself on that box moved by one pixel (and its points moved back), on average
+    /// over every face dlib finds wholly inside a corpus photo. The fit's cascade is chaotic: a pixel's
+    /// move of the box changes which way some of its trees' splits go, so a compact model cannot be
+    /// held to dlib's fit more tightly than that. Each leaf kept as its coordinates on its level's 8
+    /// strongest directions (principal components) instead lies further off than that and fails here.
+    @Test func theFitIsDlibsWithinWhatAPixelOfTheBoxMoves() throws {
+        let corpus = try FaceCorpus.shared.get()
+        var error: UnsafeMutablePointer<CChar>?
+        let model = try #require(fv_landmark_model_load(defaultLandmarkModelPath, &error))
+        defer { fv_landmark_model_destroy(model) }
+        let fitter = try #require(fv_fitter_create(model, &error))
+        defer { fv_fitter_destroy(fitter) }
+        let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
+        defer { dr_predictor_destroy(predictor) }
+        func distance(_ a: [Float], _ b: [Float]) -> Float {
+            let eyes = hypotf(b[2 * 45] - b[2 * 36], b[2 * 45 + 1] - b[2 * 36 + 1])
+            return (0..<68).map { hypotf(a[2 * $0] - b[2 * $0], a[2 * $0 + 1] - b[2 * $0 + 1]) }.reduce(0, +) / 68 / eyes
+        }
+        var ours: [Float] = [], movedByAPixel: [Float] = []
+        for photo in corpus.photos {
+            for face in try photo.stockDetections() {
+                // Whole pixels, as dlib's rectangles hold them, and wholly inside.
+                let (x, y, side) = (face.x.rounded(), face.y.rounded(), face.width.rounded())
+                guard x >= 1, y >= 1, x + side + 1 <= Float(photo.width), y + side + 1 <= Float(photo.height) else { continue }
+                func dlibFit(dx: Float, dy: Float) -> [Float] {
+                    var points = [Float](repeating: 0, count: 136)
+                    #expect(dr_fit(predictor, photo.pixels, photo.width, photo.height, photo.width, x + dx, y + dy, side, side, &points, &error) == 0)
+                    for i in 0..<68 { points[2 * i] -= dx; points[2 * i + 1] -= dy }
+                    return points
+                }
+                let stock = dlibFit(dx: 0, dy: 0)
+                var fitted = [fv_point](repeating: fv_point(), count: 68)
+                #expect(fv_fit_landmarks(fitter, photo.pixels, photo.width, photo.height, photo.width,
+                                         fv_box(x: x, y: y, width: side, height: side), 0, &fitted, &error) == 0)
+                ours.append(distance(fitted.flatMap { [$0.x, $0.y] }, stock))
+                movedByAPixel.append((distance(dlibFit(dx: 1, dy: 0), stock) + distance(dlibFit(dx: 0, dy: 1), stock)) / 2)
+            }
+        }
+        #expect(ours.count >= 20, "only \(ours.count) faces compared")
+        let mean = ours.reduce(0, +) / Float(max(1, ours.count)), pixel = movedByAPixel.reduce(0, +) / Float(max(1, movedByAPixel.count))
+        #expect(mean < pixel, "the fit lies \(mean * 100) % of the eye distance from dlib's on average, dlib's own fit moves \(pixel * 100) % with its box moved a pixel")
+        print("theFitIsDlibsWithinWhatAPixelOfTheBoxMoves: \(ours.count) faces, the fit \(mean * 100) % from dlib's, dlib's with its box moved a pixel \(pixel * 100) %")
+    }
     /// On every photo, the tracker shows every face of 80 px or more dlib's stock detector finds at
     /// full resolution, on the first frame, and no face where dlib finds none; its landmarks are
     /// within 4 % of the outer-eye distance of dlib's own shape predictor on dlib's box (mean over the
