@@ -48,9 +48,14 @@ import TestFixtures
     /// How far `landmarks` lie from dlib's 68 points (`points`: x, y pairs) on average, in dlib's
     /// outer-eye distances.
     static func meanDistance(_ landmarks: Landmarks, from points: [Float]) -> Float {
+        meanDistance((0..<68).flatMap { [landmarks[$0].x, landmarks[$0].y] }, from: points)
+    }
+
+    /// The same for 68 points given as x, y pairs.
+    static func meanDistance(_ fitted: [Float], from points: [Float]) -> Float {
         let eyes = hypotf(points[2 * 45] - points[2 * 36], points[2 * 45 + 1] - points[2 * 36 + 1])
         var total: Float = 0
-        for i in 0..<68 { total += hypotf(landmarks[i].x - points[2 * i], landmarks[i].y - points[2 * i + 1]) }
+        for i in 0..<68 { total += hypotf(fitted[2 * i] - points[2 * i], fitted[2 * i + 1] - points[2 * i + 1]) }
         return total / 68 / eyes
     }
 
@@ -180,7 +185,6 @@ import TestFixtures
         #expect(compared >= 250 && faces >= compared / 4, "\(compared) checks compared, \(faces) of them on a face")
     }
 
-
     /// The shim's landmark fit (landmarks.cpp: dlib's trees, each leaf kept as 8-bit values with a
     /// scale of its own) lies closer to dlib's own shape predictor on the same box than dlib's
     /// predictor lies to itself on that box moved by one pixel (and its points moved back), on average
@@ -197,10 +201,6 @@ import TestFixtures
         defer { fv_fitter_destroy(fitter) }
         let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
         defer { dr_predictor_destroy(predictor) }
-        func distance(_ a: [Float], _ b: [Float]) -> Float {
-            let eyes = hypotf(b[2 * 45] - b[2 * 36], b[2 * 45 + 1] - b[2 * 36 + 1])
-            return (0..<68).map { hypotf(a[2 * $0] - b[2 * $0], a[2 * $0 + 1] - b[2 * $0 + 1]) }.reduce(0, +) / 68 / eyes
-        }
         var ours: [Float] = [], movedByAPixel: [Float] = []
         for photo in corpus.photos {
             for face in try photo.stockDetections() {
@@ -217,8 +217,8 @@ import TestFixtures
                 var fitted = [fv_point](repeating: fv_point(), count: 68)
                 #expect(fv_fit_landmarks(fitter, photo.pixels, photo.width, photo.height, photo.width,
                                          fv_box(x: x, y: y, width: side, height: side), 0, &fitted, &error) == 0)
-                ours.append(distance(fitted.flatMap { [$0.x, $0.y] }, stock))
-                movedByAPixel.append((distance(dlibFit(dx: 1, dy: 0), stock) + distance(dlibFit(dx: 0, dy: 1), stock)) / 2)
+                ours.append(Self.meanDistance(fitted.flatMap { [$0.x, $0.y] }, from: stock))
+                movedByAPixel.append((Self.meanDistance(dlibFit(dx: 1, dy: 0), from: stock) + Self.meanDistance(dlibFit(dx: 0, dy: 1), from: stock)) / 2)
             }
         }
         #expect(ours.count >= 20, "only \(ours.count) faces compared")
@@ -226,6 +226,7 @@ import TestFixtures
         #expect(mean < pixel, "the fit lies \(mean * 100) % of the eye distance from dlib's on average, dlib's own fit moves \(pixel * 100) % with its box moved a pixel")
         print("theFitIsDlibsWithinWhatAPixelOfTheBoxMoves: \(ours.count) faces, the fit \(mean * 100) % from dlib's, dlib's with its box moved a pixel \(pixel * 100) %")
     }
+
     /// On every photo, the tracker shows every face of 80 px or more dlib's stock detector finds at
     /// full resolution, on the first frame, and no face where dlib finds none; its landmarks are
     /// within 4 % of the outer-eye distance of dlib's own shape predictor on dlib's box (mean over the
