@@ -24,6 +24,9 @@ public struct TrackedFace {
     var life: FaceLife
     /// How far the face moved and turned from the frame before to this one: the prediction for the next.
     var motion = FaceMotion.none
+    /// The last fit was taken for a jump, so `motion` is none for want of a speed, not because the
+    /// face stopped: a face turning straight back at speed is seen as a jump, and goes on moving.
+    var jumped = false
     /// The smoothed landmarks as the last fit left them and its time, and how far they moved and
     /// turned since the fit before and in how many seconds: what `FaceTracker.coast` carries
     /// `landmarks` on by on a frame that is not fitted.

@@ -44,9 +44,9 @@ ERROR_TARGET, WORST_TARGET = 4, 10
 FOUND_TARGET = 10
 JITTER_TARGET = 0.25
 CPU_TARGET = 1.5
-MOVING = {"translate", "slide", "jumps", "crossing", "turn", "scale", "rotate", "four", "yaw",
+MOVING = {"translate", "slide", "reversal", "jumps", "crossing", "turn", "scale", "rotate", "four", "yaw",
           "leave_left", "leave_right", "leave_top", "leave_bottom", "webcam", "yaw30"}
-STEADY = {"slide", "jumps", "crossing", "webcam", "yaw30"}  # no frame lost, no id change
+STEADY = {"slide", "reversal", "jumps", "crossing", "webcam", "yaw30"}  # no frame lost, no id change
 SMALL = {"small720", "small1080", "facecam", "small_face"}
 LEAVING = {"leave_left", "leave_right", "leave_top", "leave_bottom"}
 TURNING = {"yaw"}
@@ -54,10 +54,10 @@ STILL = {"still", "still_noise"}  # jitter of the nose on a still face, under JI
 LAGGING = {"translate", "slide", "webcam"}  # lag behind a moving face, under a frame
 # One face on a 1280x720 frame: tracking CPU at most CPU_TARGET ms per frame, detection and the
 # first frame's scans included.
-ONE_FACE_720P = {"still", "translate", "slide", "jumps", "turn", "small720", "facecam", "yaw",
+ONE_FACE_720P = {"still", "translate", "slide", "reversal", "jumps", "turn", "small720", "facecam", "yaw",
                  "leave_left", "leave_right", "leave_top", "leave_bottom", "scale", "rotate",
                  "still_noise", "webcam", "small_face", "yaw30"}
-ORDER = ["still", "still_noise", "webcam", "translate", "slide", "jumps", "crossing", "turn", "small720", "small1080",
+ORDER = ["still", "still_noise", "webcam", "translate", "slide", "reversal", "jumps", "crossing", "turn", "small720", "small1080",
          "small_face", "facecam", "leave_left", "leave_right", "leave_top", "leave_bottom", "yaw", "yaw30",
          "scale", "rotate", "four"]
 # Degrees of yaw within which the face must be followed and, turning back, found again: with

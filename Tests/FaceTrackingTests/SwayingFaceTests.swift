@@ -25,16 +25,30 @@ struct SwayingFace {
         }
         return centres
     }()
+    /// A face darting from side to side instead: from rest at 150 px, faster by 2 px a frame each
+    /// frame up to 30 px a frame, on to 570 px, and straight back to 150 and to 570 again at that
+    /// speed, never slowing into a side.
+    static let darting: [Double] = {
+        var centres: [Double] = [150]
+        for speed in stride(from: 2.0, through: 30, by: 2) { centres.append(centres.last! + speed) }
+        for target in [570.0, 150.0, 570.0] {
+            while abs(centres.last! - target) > 0.5 { centres.append(centres.last! + max(-30, min(30, target - centres.last!))) }
+        }
+        return centres
+    }()
 
     let photo: FaceCorpus.Photo
+    /// The face's centre on each frame: `centres` unless told otherwise.
+    let path: [Double]
     private let face: dr_detection
     private var noise: GaussianNoise
 
     /// Nil when dlib's detector finds no face on the photo. `noiseDraw`: that draw of the noise,
     /// whatever `FACERELAY_NOISE_SEED` says.
-    init?(_ photo: FaceCorpus.Photo, noiseDraw: UInt64? = nil) throws {
+    init?(_ photo: FaceCorpus.Photo, noiseDraw: UInt64? = nil, path: [Double] = Self.centres) throws {
         guard let face = try photo.stockDetections().max(by: { $0.width < $1.width }) else { return nil }
         self.photo = photo
+        self.path = path
         self.face = face
         noise = noiseDraw.map { GaussianNoise(sigma: 6, draw: $0) } ?? GaussianNoise(sigma: 6)
     }
@@ -50,7 +64,7 @@ struct SwayingFace {
     /// dlib's detector drew it on the photo, scaled to 150 px and moved with it.
     mutating func render(_ index: Int, into frame: UnsafeMutablePointer<UInt8>) throws -> FaceBox {
         var error: UnsafeMutablePointer<CChar>?
-        let scale = Self.faceSide / Double(face.width), centre = Self.centres[index]
+        let scale = Self.faceSide / Double(face.width), centre = path[index]
         let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
         let forward = [scale, 0, centre - scale * fx, 0, scale, Double(Self.side / 2) - scale * fy]
         try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame, Int32(Self.side), &error) == 0)
@@ -70,6 +84,25 @@ struct SwayingFace {
     /// tflite_portrait_large's 10.9 %, on the frame she turned back (with another draw of the noise,
     /// biden 13.5 %, obama2 16.2 %, t1 12.9 %).
     @Test func theFitStaysOnAFaceThatTurnsStraightBack() throws {
+        try Self.followEveryFace(along: SwayingFace.centres)
+    }
+
+    /// The same, for a face darting from side to side at 30 px a frame and turning straight back at
+    /// that speed (`SwayingFace.darting`). The frame of a turn, the fit starts 60 px past the face and
+    /// the detector's check sees the face far from it: a jump, fitted again from the detector's box,
+    /// which leaves the face without a speed. On the next frame the fit starts where the face was,
+    /// 30 px behind it, and stops short, askew. Such a face is fitted again from the detector's box
+    /// when that lies beyond the refit distance from where the fit started (`FaceTracker.refit`,
+    /// `startedAway`): worst frames 1.1-8.1 %, median 2.3. Without it, grace_hopper was 12.2 % and
+    /// 28.2 % off on the frames after two turns. For every face, as after a jump, it put the woman in
+    /// profile 26.8 % off on the swaying face above: her fit from the detector's box has a second answer.
+    @Test func theFitStaysOnAFaceThatTurnsStraightBackAtFullSpeed() throws {
+        try Self.followEveryFace(along: SwayingFace.darting)
+    }
+
+    /// Every corpus person's largest face moved along `path`, each frame from the eleventh compared
+    /// with dlib's fit on the face's own box.
+    private static func followEveryFace(along path: [Double]) throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
         let landmarker = try DlibLandmarker(model: model)
@@ -78,10 +111,10 @@ struct SwayingFace {
         let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
         var worsts: [Float] = []
         for photo in corpus.photos {
-            guard var sway = try SwayingFace(photo) else { continue }
+            guard var sway = try SwayingFace(photo, path: path) else { continue }
             let tracker = try SwayingFace.tracker(model)
             var worst: Float = 0, compared = 0
-            for index in SwayingFace.centres.indices {
+            for index in path.indices {
                 let box = try sway.render(index, into: frame)
                 tracker.process(plane, seconds: Double(index) / 30)
                 guard index >= 10, let truth = try landmarker.fit(plane, in: box),
@@ -89,10 +122,11 @@ struct SwayingFace {
                 else { continue }
                 compared += 1
                 let distance = shown.rawLandmarks.meanError(to: truth)
-                #expect(distance <= 0.10, "\(photo.name), frame \(index) at \(Int(SwayingFace.centres[index])) px: \(distance * 100) % from dlib's fit")
+                #expect(distance <= 0.10, "\(photo.name), frame \(index) at \(Int(path[index])) px: \(distance * 100) % from dlib's fit")
                 worst = max(worst, distance)
             }
-            #expect(compared >= (SwayingFace.centres.count - 10) * 2 / 3, "\(photo.name): shown on \(compared) of \(SwayingFace.centres.count - 10) frames")
+            #expect(compared >= (path.count - 10) * 2 / 3, "\(photo.name): shown on \(compared) of \(path.count - 10) frames")
+            print("\(photo.name): worst frame \(String(format: "%.1f", worst * 100)) % from dlib's fit")
             worsts.append(worst)
         }
         #expect(worsts.count >= 10, "only \(worsts.count) people")

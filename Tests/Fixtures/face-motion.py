@@ -77,6 +77,18 @@ def sequences():
         return lambda t: (0.7, 0.0, 30 * math.sin(2 * math.pi * t / 3 + phase), 15 * math.sin(2 * math.pi * t / 2 + phase), (cx, cy))
     # From rest at the left, through the centre at 30 px/frame (900 px/s), to rest at the right and back.
     slide = lambda t: (1.0, 0.0, -450 * math.cos(2 * math.pi * t / math.pi), 0.0, centre)
+    # From rest at the left, faster by 2 px a frame each frame up to 30 px/frame, then back and forth
+    # across 600 px at that speed, turning straight back at each side without slowing down (a
+    # streamer darting aside and back): the frame after a turn, the face is 60 px from where its
+    # motion says.
+    darting, step = [0], 30
+    for speed in range(2, 31, 2):
+        darting.append(darting[-1] + speed)
+    while len(darting) < 150:
+        if not 0 <= darting[-1] + step <= 600:
+            step = -step
+        darting.append(darting[-1] + step)
+    reversal = lambda t: (1.0, 0.0, darting[min(int(round(t * FPS)), len(darting) - 1)] - 300, 0.0, centre)
     # Still, with a jump of a third of the face's width (72 px) between two frames every half second,
     # right, down, left, up.
     steps = [(72, 0), (0, 72), (-72, 0), (0, -72)]
@@ -121,6 +133,7 @@ def sequences():
         "leave": (180, 3.0, [leave]),
         "four": (150, 3.0, [quad(i) for i in range(4)]),
         "slide": (190, 3.0, [slide]),
+        "reversal": (150, 3.0, [reversal]),
         "jumps": (150, 3.0, [jumps]),
         "crossing": (70, 3.0, crossing),
         "small720": (90, 3.0, [small((1280, 720))]),
