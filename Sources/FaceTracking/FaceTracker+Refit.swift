@@ -79,7 +79,7 @@ extension FaceTracker {
             // straight back at 30 px a frame is seen as one, and goes on moving. Its fit, started
             // where it was, travels part of the way and stops askew, near enough to the face for the
             // check above to pass it (`SwayingFaceTests`, darting: grace_hopper 28.2 % off; row
-            // `reversal`: t1_middle 14.5 %). Where the detector sees the face beyond the refit
+            // `reversal`: t1_middle 17.7 %). Where the detector sees the face beyond the refit
             // distance from that start, it is fitted again from the detector's box, and that move is
             // its speed. Not for a face with a speed: one turning back from rest at 20 px a frame is
             // fitted well from where it landed, and from the detector's box the woman in profile was

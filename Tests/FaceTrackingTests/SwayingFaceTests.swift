@@ -94,8 +94,9 @@ struct SwayingFace {
     /// 30 px behind it, and stops short, askew. Such a face is fitted again from the detector's box
     /// when that lies beyond the refit distance from where the fit started (`FaceTracker.refit`,
     /// `startedAway`): worst frames 1.1-8.1 %, median 2.3. Without it, grace_hopper was 12.2 % and
-    /// 28.2 % off on the frames after two turns. For every face, as after a jump, it put the woman in
-    /// profile 26.8 % off on the swaying face above: her fit from the detector's box has a second answer.
+    /// 28.2 % off on frames after the turns. Applied to every face, not only after a jump, it
+    /// put the woman in profile 26.8 % off on the swaying face above: fitted from the detector's box,
+    /// her fit takes its second answer.
     @Test func theFitStaysOnAFaceThatTurnsStraightBackAtFullSpeed() throws {
         try Self.followEveryFace(along: SwayingFace.darting)
     }
