@@ -60,6 +60,8 @@ CROP = (123, 25, 323, 225)
 # The sensor noise's draw of the sequences the tests and the benchmark use (--seed for others).
 DEFAULT_SEED = 7
 TILE = 480
+# Frames rendered at once: one a core.
+RENDERERS = os.cpu_count() or 1
 
 
 def sequences():
@@ -398,7 +400,11 @@ def main():
     wanted = args.names or list(sequences())
     os.makedirs(out, exist_ok=True)
     face = cut_tile(args.photo, args.crop)
-    face.save(os.path.join(out, prefix + "face_tile.png"))
+    # Every file is written under a name of this process's and then renamed into place: two test
+    # processes (Tests/run.sh) may make sequences of the same photo in one folder at once.
+    part = f".{os.getpid()}.part"
+    face.save(os.path.join(out, prefix + "face_tile" + part + ".png"))
+    os.replace(os.path.join(out, prefix + "face_tile" + part + ".png"), os.path.join(out, prefix + "face_tile.png"))
     tile = face.convert("RGBA")
     source = {"photo": os.path.basename(args.photo), "crop": [args.crop[0], args.crop[1], args.crop[2] - args.crop[0]]}
     if args.seed != DEFAULT_SEED:
@@ -419,33 +425,43 @@ def main():
         encoder = subprocess.Popen(
             ["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}",
              "-r", str(FPS), "-i", "-", "-c:v", "libx264", "-preset", "veryfast", *ENCODING.get(name, QUALITY), "-g", "60",
-             "-pix_fmt", "yuv420p", target + ".part.mp4"], stdin=subprocess.PIPE)
+             "-pix_fmt", "yuv420p", target + part + ".mp4"], stdin=subprocess.PIPE)
         truth, yaws = [], []
-        for index in range(frames):
-            t = index / FPS
-            matrices = [tile_to_frame(*motion(t), TILE) for motion in faces]
-            noise = next(noises)
-            if name in TURNED:
-                yaw = [TURNED[name](t)]
-                encoder.stdin.write(render_turned(tile, background, matrices[0], yaw[0], noise).data)
-                yaws.append(yaw)
-            else:
-                if scene is not None:
-                    offset = (SCROLLING[name] * index) % width
-                    background = scene[:, offset:offset + width].astype(np.float32)
-                exposure = exposure_instants(faces, t, EXPOSURE[name]) if name in EXPOSURE else None
-                camera = CAMERA_DRIFT[name](t) if name in CAMERA_DRIFT else None
-                encoder.stdin.write(render(tile, background, matrices, noise, exposure, camera).data)
-            truth.append(matrices)
+        # Frames are rendered RENDERERS at a time (numpy and Pillow let go of the interpreter lock
+        # while they work on pixels) and written in order; each frame's inputs are drawn here in
+        # frame order, so the video is the same byte for byte whatever the number of threads.
+        with ThreadPoolExecutor(max_workers=RENDERERS) as pool:
+            rendered = collections.deque()
+            for index in range(frames):
+                t = index / FPS
+                matrices = [tile_to_frame(*motion(t), TILE) for motion in faces]
+                noise = next(noises)
+                if name in TURNED:
+                    yaw = [TURNED[name](t)]
+                    rendered.append(pool.submit(render_turned, tile, background, matrices[0], yaw[0], noise))
+                    yaws.append(yaw)
+                else:
+                    if scene is not None:
+                        offset = (SCROLLING[name] * index) % width
+                        background = scene[:, offset:offset + width].astype(np.float32)
+                    exposure = exposure_instants(faces, t, EXPOSURE[name]) if name in EXPOSURE else None
+                    camera = CAMERA_DRIFT[name](t) if name in CAMERA_DRIFT else None
+                    rendered.append(pool.submit(render, tile, background, matrices, noise, exposure, camera))
+                truth.append(matrices)
+                while len(rendered) > RENDERERS:
+                    encoder.stdin.write(rendered.popleft().result().data)
+            while rendered:
+                encoder.stdin.write(rendered.popleft().result().data)
         encoder.stdin.close()
         if encoder.wait() != 0:
             sys.exit(f"ffmpeg failed on {name}")
-        os.replace(target + ".part.mp4", target)
         document = {"tile": TILE, "fps": FPS, "width": width, "height": height, "source": source, "frames": truth}
         if name in TURNED:
             document.update(head={"axis": HEAD_AXIS, "radius": HEAD_RADIUS}, yaw=yaws)
-        with open(truth_path, "w") as f:
+        with open(truth_path + part, "w") as f:
             json.dump(document, f)
+        os.replace(truth_path + part, truth_path)
+        os.replace(target + part + ".mp4", target)
     print(out)
 
 

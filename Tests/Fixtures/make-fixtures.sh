@@ -10,6 +10,9 @@ out=${1:?usage: make-fixtures.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 cd "$out"
+# Two test processes (Tests/run.sh) make the folder at once: the second waits, then finds it made.
+exec 9>.making
+flock 9
 
 photo=${FACERELAY_FACE_PHOTO:-}
 if [ -z "$photo" ]; then
