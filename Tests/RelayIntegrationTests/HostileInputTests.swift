@@ -255,7 +255,9 @@ import TestFixtures
         #expect(live.relay.wait(seconds: 30) == 0 && live.relay.process.terminationReason == .exit, "facerelay: \(live.relay.stderr)")
         let report = try MediaReport(live.output)
         let indices = report.frames.compactMap(\.index)
-        #expect(indices.count >= 340 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "\(indices.count) frames")
+        let stats = try? RelayStatsFile(live.directory + "/stats.json")
+        #expect(indices.count >= 340 && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 },
+                "\(indices.count) frames, \(indices.first ?? -1) to \(indices.last ?? -1); the relay's own count: \(stats.map { "\($0.frames_in) in, \($0.frames_out) out, \($0.frames_dropped) dropped, \($0.frames_missed_at_start) missed at the start" } ?? "none")")
         #expect((report.audio != nil) == isRelayed, "audio: \(String(describing: report.audio))")
         #expect(live.relay.stderr.contains("audio appeared in the input after 2000 ms of video alone") != isRelayed, "\(live.relay.stderr)")
     }
