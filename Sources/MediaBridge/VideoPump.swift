@@ -8,25 +8,14 @@ import StreamPlan
 /// frame builds the encoder and the outputs; the first frame of an input that came back continues its timeline.
 /// What `run()` changes lives in its own locals.
 final class VideoPump: Sendable {
-    /// The longest a live input's start-up backlog is relayed under back-pressure (a demuxer's
-    /// 6 s of held frames take about 2 s at three times real time).
-    static let catchUpLimit = Duration.seconds(10)
-
     /// What the frame thread reads from: one generation's appsink, and how its start-up backlog goes.
     private struct Source {
         let sink: UnsafeMutablePointer<GstElement>
         let generation: Int
-        /// Relaying the start-up backlog under back-pressure (see `run`).
-        var catchingUp: Bool
-        var firstFrameAt: ContinuousClock.Instant?
-        /// When the last frame was relayed: a backlog is caught up once none waits for `caughtUpAfter`.
-        var lastFrameDoneAt: ContinuousClock.Instant?
+        /// A live input's start-up backlog, relayed under back-pressure until it is caught up (see `run`).
+        var backlog: StartBacklog?
+        var relayedAny = false
     }
-
-    /// No frame waiting for this long after the last was relayed ends the catching up: longer than
-    /// a live input's frames are apart, while a decoder working through the backlog on a busy
-    /// machine leaves shorter gaps.
-    static let caughtUpAfter = Duration.milliseconds(50)
 
     /// The two frames a decoded frame is mapped into (read) and copied to (write),
     /// allocated once per run.
@@ -84,9 +73,8 @@ final class VideoPump: Sendable {
     ///
     /// The ingest hands over its first frames without dropping any (see IngestPipeline): a live
     /// input catches up on them under back-pressure, then drops the oldest frames again (the
-    /// template's `drop`) as soon as none is waiting, so that a stage that falls behind loses
-    /// frames rather than delay; a stage too slow ever to catch up gets there after `catchUpLimit`
-    /// all the same. Each generation of the input starts so again.
+    /// template's `drop`) once its frames come at the input's own pace (`StartBacklog`), so that a
+    /// stage that falls behind loses frames rather than delay. Each generation of the input starts so again.
     func run() {
         defer {
             outputs.encoder?.endVideo()
@@ -103,7 +91,7 @@ final class VideoPump: Sendable {
                 guard case .found(let sink) = generations.waitForSink(\.videoSink, of: ingest, generation: generation,
                                                                       control: control, videoStarted: { false }) else { continue }
                 samples.notify(onSamplesOf: sink)
-                source = Source(sink: sink, generation: generation, catchingUp: live, firstFrameAt: nil)
+                source = Source(sink: sink, generation: generation, backlog: live ? StartBacklog() : nil)
             }
             guard var current = source else { continue }
             let goesOn = pullFrame(from: &current, frames: frames, timestamps: &timestamps)
@@ -114,9 +102,6 @@ final class VideoPump: Sendable {
 
     /// Relays the next frame of `source`, or sees why none came. False once the stream has ended.
     private func pullFrame(from source: inout Source, frames: Frames, timestamps: inout OutgoingTimestamps) -> Bool {
-        if source.catchingUp, let firstFrameAt = source.firstFrameAt, ContinuousClock.now - firstFrameAt > Self.catchUpLimit {
-            stopCatchingUp(&source)
-        }
         let seen = samples.current
         guard let sample = fr_appsink_pull(source.sink, 0) else {
             if generations.hasEnded(source.sink, generation: source.generation) {
@@ -127,37 +112,27 @@ final class VideoPump: Sendable {
                 generations.waitForNext(after: source.generation, control: control)
                 return true
             }
-            // Until a frame comes, the input ends, or the relay changes; while catching up, until
-            // no frame came for `caughtUpAfter`.
-            var deadline: ContinuousClock.Instant?
-            if source.catchingUp, let lastDone = source.lastFrameDoneAt {
-                guard ContinuousClock.now - lastDone < Self.caughtUpAfter else {
-                    stopCatchingUp(&source)
-                    return true
-                }
-                deadline = lastDone + Self.caughtUpAfter
-            }
-            samples.wait(past: seen, until: deadline)
+            // Until a frame comes, the input ends, or the relay changes.
+            samples.wait(past: seen, until: nil)
             return true
         }
+        let pulledAt = ContinuousClock.now
         counters.framesPulled.add(1, ordering: .relaxed)
-        let resuming = source.generation > 0 && source.firstFrameAt == nil ? source.generation : nil
-        relay(sample: sample, from: source.sink, frames: frames, resumingInput: resuming, timestamps: &timestamps)
-        if source.firstFrameAt == nil { source.firstFrameAt = .now }
+        let runningTime = UInt64(fr_sample_running_time(sample))
+        let resuming = source.generation > 0 && !source.relayedAny ? source.generation : nil
+        relay(sample: sample, runningTime: runningTime, from: source.sink, frames: frames, resumingInput: resuming, timestamps: &timestamps)
+        source.relayedAny = true
         fr_sample_unref(sample)
-        source.lastFrameDoneAt = .now
+        if source.backlog?.relayed(runningTime: runningTime, pulledAt: pulledAt) == true {
+            fr_set_bool(source.sink, "drop", 1)
+            source.backlog = nil
+        }
         return true
     }
 
-    private func stopCatchingUp(_ source: inout Source) {
-        fr_set_bool(source.sink, "drop", 1)
-        source.catchingUp = false
-    }
-
     /// `resumingInput`: the generation of an input that came back, on its first frame.
-    private func relay(sample: OpaquePointer, from sink: UnsafeMutablePointer<GstElement>, frames: Frames,
+    private func relay(sample: OpaquePointer, runningTime: UInt64, from sink: UnsafeMutablePointer<GstElement>, frames: Frames,
                        resumingInput: Int?, timestamps: inout OutgoingTimestamps) {
-        let runningTime = UInt64(fr_sample_running_time(sample))
         guard let caps = fr_sample_caps(sample), let buffer = fr_sample_buffer(sample), runningTime != UInt64.max else {
             counters.framesDiscarded.add(1, ordering: .relaxed)
             return
