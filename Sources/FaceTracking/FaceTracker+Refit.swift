@@ -93,8 +93,11 @@ extension FaceTracker {
                 face.fitStart = face.framing.region(around: first)
                 region = face.framing.region(around: raw)
                 // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
-                // next frame's box would trail a fast face by a whole frame's travel.
-                jumped = moved
+                // next frame's box would trail a fast face by a whole frame's travel. A move right
+                // after a jump is the face's speed: taken for a jump again, it left a face darting at
+                // 30 px a frame without one, its fit started a frame's travel behind and fitted again
+                // from the detector's box on every frame (row `reversal`, Tom_Hanks_54745: 122 of 150).
+                jumped = moved && !face.jumped
                 // Scored again where the face is, not from the edge of the search.
                 face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
             }
