@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <malloc.h>
 #include <sys/eventfd.h>
+#include <semaphore.h>
 #include <unistd.h>
 
 #include "shim_elements.h"

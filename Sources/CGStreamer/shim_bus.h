@@ -103,13 +103,12 @@ static inline void fr_pad_probe_task_data(GstPad *pad, GstPadProbeCallback callb
     gst_pad_add_probe(pad, mask, callback, user_data, notify);
 }
 
-static void fr_clear_alive_flag(gpointer alive, GObject *gone) { (void)gone; *(int *)alive = 0; }
+static void fr_post_finalized(gpointer finalized, GObject *gone) { (void)gone; sem_post((sem_t *)finalized); }
 
-/// Sets `*alive` to 1 now and to 0 when `object` is finalized: whether a pipeline, once released,
-/// took all of its elements with it.
-static inline void fr_watch_finalize(gpointer object, int *alive) {
-    *alive = 1;
-    g_object_weak_ref(G_OBJECT(object), fr_clear_alive_flag, alive);
+/// Posts `finalized` when `object` is finalized, on whichever thread drops its last reference:
+/// whether a pipeline, once released, took all of its elements with it.
+static inline void fr_watch_finalize(gpointer object, sem_t *finalized) {
+    g_object_weak_ref(G_OBJECT(object), fr_post_finalized, finalized);
 }
 
 /// At most `count` glibc malloc arenas for the whole process, and every block of at least
