@@ -75,31 +75,25 @@ extension FaceTracker {
             face.confidence = Self.confidence(sighting.score)
             let moved = region.box.centre.distance(to: predicted.box.centre) > step
                 || sighting.box.centre.distance(to: region.box.centre) > step
-            // A face whose last fit was taken for a jump has no speed to go by: a face that turned
-            // straight back at 30 px a frame is seen as one, and goes on moving. Its fit, started
-            // where it was, travels part of the way and stops askew, near enough to the face for the
-            // check above to pass it (`SwayingFaceTests`, darting: grace_hopper 28.2 % off; row
-            // `reversal`: t1_middle 17.7 %). Where the detector sees the face beyond the refit
-            // distance from that start, it is fitted again from the detector's box, and that move is
-            // its speed. Not for a face with a speed: one turning back from rest at 20 px a frame is
-            // fitted well from where it landed, and from the detector's box the woman in profile was
-            // fitted 26.8 % off (`SwayingFaceTests`, swaying).
-            let startedAway = face.jumped && sighting.box.centre.distance(to: start.box.centre) > step
             let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
-            if face.confidence >= settings.doubtfulConfidence, moved || startedAway || wrongSize,
-               let first = fitLandmarks(grey, in: FitRegion(box: sighting.box, angle: predicted.angle)),
-               let again = fitLandmarks(grey, in: face.framing.region(around: first)) {
-                raw = again
-                face.fitStart = face.framing.region(around: first)
+            if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
+               let refitted = fitSighted(sighting, size: predicted.box.width, angle: predicted.angle, framing: face.framing, grey) {
+                raw = refitted.raw
+                face.fitStart = refitted.start
                 region = face.framing.region(around: raw)
                 // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
                 // next frame's box would trail a fast face by a whole frame's travel. A move right
                 // after a jump is the face's speed: taken for a jump again, it left a face darting at
                 // 30 px a frame without one, its fit started a frame's travel behind and fitted again
                 // from the detector's box on every frame (row `reversal`, Tom_Hanks_54745: 122 of 150).
-                jumped = moved && !face.jumped
-                // Scored again where the face is, not from the edge of the search.
-                face.confidence = locate(grey, around: region, reach: Self.checkReach).map { Self.confidence($0.score) } ?? 0
+                // So is a move about as long as the face's speed: a face that turned straight back
+                // goes on at that speed, the other way. Taken for a jump, it was left without one,
+                // and its next fit started a frame's travel behind it (`SwayingFaceTests`, darting:
+                // every face taken for a jump at both turns).
+                let turnedBack = FaceMotion(from: face.rawLandmarks, to: raw).shift.distance(to: .zero)
+                    - face.motion.shift.distance(to: .zero) <= step
+                jumped = moved && !face.jumped && !turnedBack
+                face.confidence = Self.confidence(refitted.score)
             }
             if drifted { face.sizeCheckedSide = region.box.width }
         } else {
@@ -161,6 +155,33 @@ extension FaceTracker {
             expressionEvents.append(ExpressionEvent(faceID: id, expression: settings.expressions.rules[rule].analyser.name, started: started, seconds: seconds))
         }
         return true
+    }
+
+    /// The face fitted again from where the detector sees it, as the cascade was trained: from the
+    /// detector's box, then from the box around that first fit; scored where it lands. Where the
+    /// detector's window is a pyramid step off the face's `size`, also from a box of that size on
+    /// the window's centre, and the fit the detector scores higher where it lands is kept. A search
+    /// half a box around reads the frame on a grid of a sixth of the box; off the face by half a
+    /// cell of it, the best window of each size scores alike (0.47-0.55, where 0.9 on the face), and
+    /// which size wins says nothing of the face's. A soft fit grows from a box too large (row
+    /// `reversal`, grace_hopper turning back: from the window a step larger, 251 px, her fit came
+    /// out at 283 px, 22-26 % off on two frames; her face is 208 px).
+    func fitSighted(_ sighting: FaceSighting, size: Float, angle: Float, framing: BoxFraming, _ grey: Plane)
+        -> (raw: Landmarks, start: FitRegion, score: Float)? {
+        func fit(from box: FaceBox) -> (raw: Landmarks, start: FitRegion, score: Float)? {
+            guard let first = fitLandmarks(grey, in: FitRegion(box: box, angle: angle)) else { return nil }
+            let start = framing.region(around: first)
+            guard let again = fitLandmarks(grey, in: start) else { return nil }
+            // Scored again where the face is, not from the edge of the search.
+            let score = locate(grey, around: framing.region(around: again), reach: Self.checkReach)?.score ?? -.infinity
+            return (again, start, score)
+        }
+        let fromWindow = fit(from: sighting.box)
+        guard abs(sighting.box.width / size - 1) > settings.refitDistance else { return fromWindow }
+        let ofTheFacesSize = fit(from: FaceBox(centre: sighting.box.centre, side: size))
+        guard let fromWindow else { return ofTheFacesSize }
+        guard let ofTheFacesSize else { return fromWindow }
+        return ofTheFacesSize.score > fromWindow.score ? ofTheFacesSize : fromWindow
     }
 
     /// A fit is kept when most of the face is on the frame and its size is close both to the last
