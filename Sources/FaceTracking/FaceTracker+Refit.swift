@@ -161,9 +161,10 @@ extension FaceTracker {
     /// detector's box, then from the box around that first fit; scored where it lands. Where the
     /// detector's window is a pyramid step off the face's `size`, also from a box of that size on
     /// the window's centre, and the fit the detector scores higher where it lands is kept. A search
-    /// half a box around reads the frame on a grid of a sixth of the box; off the face by half a
-    /// cell of it, the best window of each size scores alike (0.47-0.55, where 0.9 on the face), and
-    /// which size wins says nothing of the face's. A soft fit grows from a box too large (row
+    /// half a box around reads the frame on a grid of a tenth of the box (the detector's 8-pixel
+    /// cells in its 80-pixel window); off the face by part of a cell, the best window of each size
+    /// scores alike (0.47-0.55, where 0.9 on the face), and which size wins says little of the
+    /// face's. A soft fit grows from a box too large (row
     /// `reversal`, grace_hopper turning back: from the window a step larger, 251 px, her fit came
     /// out at 283 px, 22-26 % off on two frames; her face is 208 px).
     func fitSighted(_ sighting: FaceSighting, size: Float, angle: Float, framing: BoxFraming, _ grey: Plane)
