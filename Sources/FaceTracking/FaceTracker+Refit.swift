@@ -77,7 +77,7 @@ extension FaceTracker {
                 || sighting.box.centre.distance(to: region.box.centre) > step
             let wrongSize = abs(sighting.box.width / region.box.width - 1) > settings.refitDistance
             if face.confidence >= settings.doubtfulConfidence, moved || wrongSize,
-               let refitted = fitSighted(sighting, size: predicted.box.width, angle: predicted.angle, framing: face.framing, grey) {
+               let refitted = refitFromSighting(sighting, size: predicted.box.width, angle: predicted.angle, framing: face.framing, grey) {
                 raw = refitted.raw
                 face.fitStart = refitted.start
                 region = face.framing.region(around: raw)
@@ -167,7 +167,7 @@ extension FaceTracker {
     /// face's. A soft fit grows from a box too large (row
     /// `reversal`, grace_hopper turning back: from the window a step larger, 251 px, her fit came
     /// out at 283 px, 22-26 % off on two frames; her face is 208 px).
-    func fitSighted(_ sighting: FaceSighting, size: Float, angle: Float, framing: BoxFraming, _ grey: Plane)
+    func refitFromSighting(_ sighting: FaceSighting, size: Float, angle: Float, framing: BoxFraming, _ grey: Plane)
         -> (raw: Landmarks, start: FitRegion, score: Float)? {
         func fit(from box: FaceBox) -> (raw: Landmarks, start: FitRegion, score: Float)? {
             guard let first = fitLandmarks(grey, in: FitRegion(box: box, angle: angle)) else { return nil }

@@ -108,7 +108,7 @@ struct SwayingFace {
     /// winner's size says little of the face's. Fitted from a window a step too large, a soft face's
     /// fit grows from it. So the face is also fitted from a box of its own size on the window's
     /// centre, and the fit the detector scores higher where it lands is kept
-    /// (`FaceTracker.fitSighted`): from a window a step larger or smaller on the face's centre, every
+    /// (`FaceTracker.refitFromSighting`): from a window a step larger or smaller on the face's centre, every
     /// person lands within 10 % of the eye distance (the worst-frame target) of the fit from the
     /// face's own box: 0.0-2.1 %, grace_hopper 4.1 % from the window a step smaller under another
     /// draw of the noise (`FACERELAY_NOISE_SEED=5`), kept as it scored higher. From the window
@@ -127,11 +127,11 @@ struct SwayingFace {
             let tracker = try SwayingFace.tracker(model)
             let landmarker = try DlibLandmarker(model: model)
             let framing = BoxFraming(detection: box, landmarks: try #require(try landmarker.fit(plane, in: box)))
-            let fromOwnBox = try #require(tracker.fitSighted(FaceSighting(box: box, score: 1), size: box.width, angle: 0, framing: framing, plane))
+            let fromOwnBox = try #require(tracker.refitFromSighting(FaceSighting(box: box, score: 1), size: box.width, angle: 0, framing: framing, plane))
             for step: Float in [6 / 5, 5 / 6] {
                 let sighting = FaceSighting(box: FaceBox(centre: box.centre, side: box.width * step), score: 0.5)
-                let fitted = try #require(tracker.fitSighted(sighting, size: box.width, angle: 0, framing: framing, plane))
-                let fromWindowAlone = tracker.fitSighted(sighting, size: sighting.box.width, angle: 0, framing: framing, plane)
+                let fitted = try #require(tracker.refitFromSighting(sighting, size: box.width, angle: 0, framing: framing, plane))
+                let fromWindowAlone = tracker.refitFromSighting(sighting, size: sighting.box.width, angle: 0, framing: framing, plane)
                 let error = fitted.raw.meanError(to: fromOwnBox.raw)
                 print("\(photo.name), a window \(step) times the face: \(String(format: "%.1f", error * 100)) % from the fit from its own box; from the window alone \(fromWindowAlone.map { String(format: "%.1f", $0.raw.meanError(to: fromOwnBox.raw) * 100) } ?? "no fit") %")
                 #expect(error <= 0.10, "\(photo.name), a window \(step) times the face: \(error * 100) % from the fit from its own box")
