@@ -112,14 +112,12 @@ import Testing
     @Test func aFaceSlidingFromSideToSideKeepsItsYaw() throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
-        defer { frame.deallocate() }
-        let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
+        let frame = SwayingFace.Frame()
         let frames = SwayingFace.centres.count
         var ranges: [Double] = []
         for photo in corpus.photos {
             guard var sway = try SwayingFace(photo) else { continue }
-            let (yaws, gestures) = try Self.poses(of: &sway, tracker: try SwayingFace.tracker(model), frame: frame, plane: plane)
+            let (yaws, gestures) = try Self.poses(of: &sway, tracker: try SwayingFace.tracker(model), frame: frame)
             let range = (yaws.max() ?? 0) - (yaws.min() ?? 0)
             ranges.append(range)
             #expect(yaws.count >= (frames - 10) * 2 / 3, "\(photo.name): posed on \(yaws.count) of \(frames - 10) frames")
@@ -145,15 +143,13 @@ import Testing
         let corpus = try FaceCorpus.shared.get()
         let photo = try #require(corpus.photos.first { $0.name == "obama2" }, "obama2 is in the corpus")
         let model = try LandmarkModel()
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
-        defer { frame.deallocate() }
-        let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
+        let frame = SwayingFace.Frame()
         func sway(headTurnSpeed: Float) throws -> (yaws: [Double], gestures: [String]) {
             var settings = FaceTracker.Settings()
             settings.synchronousDetection = true
             settings.headTurnSpeed = headTurnSpeed
             var sway = try #require(try SwayingFace(photo, noiseDraw: 3))
-            return try Self.poses(of: &sway, tracker: try makeFaceTracker(settings: settings, model: model), frame: frame, plane: plane)
+            return try Self.poses(of: &sway, tracker: try makeFaceTracker(settings: settings, model: model), frame: frame)
         }
         let unlimited = try sway(headTurnSpeed: .infinity)
         let unlimitedRange = (unlimited.yaws.max() ?? 0) - (unlimited.yaws.min() ?? 0)
@@ -197,12 +193,11 @@ import Testing
 
     /// Tracks `sway` through every frame: the shown face's yaw after the first 10 frames, and the
     /// nods and shakes that started.
-    static func poses(of sway: inout SwayingFace, tracker: FaceTracker, frame: UnsafeMutablePointer<UInt8>,
-                      plane: Plane) throws -> (yaws: [Double], gestures: [String]) {
+    static func poses(of sway: inout SwayingFace, tracker: FaceTracker, frame: SwayingFace.Frame) throws -> (yaws: [Double], gestures: [String]) {
         var yaws: [Double] = [], gestures: [String] = []
         for index in SwayingFace.centres.indices {
             _ = try sway.render(index, into: frame)
-            tracker.process(plane, seconds: Double(index) / 30)
+            tracker.process(frame.plane, seconds: Double(index) / 30)
             if index >= 10, let pose = tracker.faces.first(where: { $0.isShown })?.pose { yaws.append(pose.yaw) }
             for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
                 gestures.append("\(event.expression) at frame \(index), centre \(Int(SwayingFace.centres[index])) px")

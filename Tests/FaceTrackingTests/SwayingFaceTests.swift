@@ -60,15 +60,22 @@ struct SwayingFace {
         return try makeFaceTracker(settings: settings, model: model)
     }
 
-    /// Draws frame `index` into `frame` (side x side pixels) and returns the face's box there, as
-    /// dlib's detector drew it on the photo, scaled to 150 px and moved with it.
-    mutating func render(_ index: Int, into frame: UnsafeMutablePointer<UInt8>) throws -> FaceBox {
+    /// A frame `render` draws into: side x side grey pixels, freed with it.
+    final class Frame {
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
+        var plane: Plane { Plane(base: pixels, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side) }
+        deinit { pixels.deallocate() }
+    }
+
+    /// Draws frame `index` into `frame` and returns the face's box there, as dlib's detector drew it
+    /// on the photo, scaled to 150 px and moved with it.
+    mutating func render(_ index: Int, into frame: Frame) throws -> FaceBox {
         var error: UnsafeMutablePointer<CChar>?
         let scale = Self.faceSide / Double(face.width), centre = path[index]
         let (fx, fy) = (Double(face.x + face.width / 2), Double(face.y + face.height / 2))
         let forward = [scale, 0, centre - scale * fx, 0, scale, Double(Self.side / 2) - scale * fy]
-        try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame, Int32(Self.side), &error) == 0)
-        noise.add(to: frame, count: Self.side * Self.side)
+        try #require(dr_warp_affine(photo.pixels, photo.width, photo.height, photo.width, forward, frame.pixels, Int32(Self.side), &error) == 0)
+        noise.add(to: frame.pixels, count: Self.side * Self.side)
         let half = Float(Self.faceSide / 2)
         return FaceBox(x: Float(centre) - half, y: Float(Self.side / 2) - half, width: 2 * half, height: 2 * half)
     }
@@ -117,21 +124,19 @@ struct SwayingFace {
     @Test func aFaceSightedAStepTooLargeOrSmallIsFittedAtItsOwnSize() throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
-        defer { frame.deallocate() }
-        let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
+        let frame = SwayingFace.Frame()
         var people = 0
         for photo in corpus.photos {
             guard var face = try SwayingFace(photo, path: [360]) else { continue }
             let box = try face.render(0, into: frame)
             let tracker = try SwayingFace.tracker(model)
             let landmarker = try DlibLandmarker(model: model)
-            let framing = BoxFraming(detection: box, landmarks: try #require(try landmarker.fit(plane, in: box)))
-            let fromOwnBox = try #require(tracker.refitFromSighting(FaceSighting(box: box, score: 1), size: box.width, angle: 0, framing: framing, plane))
+            let framing = BoxFraming(detection: box, landmarks: try #require(try landmarker.fit(frame.plane, in: box)))
+            let fromOwnBox = try #require(tracker.refitFromSighting(FaceSighting(box: box, score: 1), size: box.width, angle: 0, framing: framing, frame.plane))
             for step: Float in [6 / 5, 5 / 6] {
                 let sighting = FaceSighting(box: FaceBox(centre: box.centre, side: box.width * step), score: 0.5)
-                let fitted = try #require(tracker.refitFromSighting(sighting, size: box.width, angle: 0, framing: framing, plane))
-                let fromWindowAlone = tracker.refitFromSighting(sighting, size: sighting.box.width, angle: 0, framing: framing, plane)
+                let fitted = try #require(tracker.refitFromSighting(sighting, size: box.width, angle: 0, framing: framing, frame.plane))
+                let fromWindowAlone = tracker.refitFromSighting(sighting, size: sighting.box.width, angle: 0, framing: framing, frame.plane)
                 let error = fitted.raw.meanError(to: fromOwnBox.raw)
                 print("\(photo.name), a window \(step) times the face: \(String(format: "%.1f", error * 100)) % from the fit from its own box; from the window alone \(fromWindowAlone.map { String(format: "%.1f", $0.raw.meanError(to: fromOwnBox.raw) * 100) } ?? "no fit") %")
                 #expect(error <= 0.10, "\(photo.name), a window \(step) times the face: \(error * 100) % from the fit from its own box")
@@ -148,9 +153,7 @@ struct SwayingFace {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
         let landmarker = try DlibLandmarker(model: model)
-        let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: SwayingFace.side * SwayingFace.side)
-        defer { frame.deallocate() }
-        let plane = Plane(base: frame, stride: SwayingFace.side, width: SwayingFace.side, height: SwayingFace.side)
+        let frame = SwayingFace.Frame()
         var worsts: [Float] = [], jumpCounts: [Int] = []
         for photo in corpus.photos {
             guard var sway = try SwayingFace(photo, path: path) else { continue }
@@ -158,9 +161,9 @@ struct SwayingFace {
             var worst: Float = 0, compared = 0, jumps = 0
             for index in path.indices {
                 let box = try sway.render(index, into: frame)
-                tracker.process(plane, seconds: Double(index) / 30)
+                tracker.process(frame.plane, seconds: Double(index) / 30)
                 jumps += tracker.faces.filter(\.jumped).count
-                guard index >= 10, let truth = try landmarker.fit(plane, in: box),
+                guard index >= 10, let truth = try landmarker.fit(frame.plane, in: box),
                       let shown = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < box.width * 0.3 })
                 else { continue }
                 compared += 1
