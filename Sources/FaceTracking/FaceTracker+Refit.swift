@@ -80,7 +80,7 @@ extension FaceTracker {
                let refitted = refitFromSighting(sighting, size: predicted.box.width, angle: predicted.angle, framing: face.framing, grey) {
                 raw = refitted.raw
                 face.fitStart = refitted.start
-                region = face.framing.region(around: raw)
+                region = refitted.region
                 // Only a jump is no speed: a fit resized where it was keeps the face's motion, or the
                 // next frame's box would trail a fast face by a whole frame's travel. A move right
                 // after a jump is the face's speed: taken for a jump again, it left a face darting at
@@ -164,18 +164,19 @@ extension FaceTracker {
     /// half a box around reads the frame on a grid of a tenth of the box (the detector's 8-pixel
     /// cells in its 80-pixel window); off the face by part of a cell, the best window of each size
     /// scores alike (0.47-0.55, where 0.9 on the face), and which size wins says little of the
-    /// face's. A soft fit grows from a box too large (row
-    /// `reversal`, grace_hopper turning back: from the window a step larger, 251 px, her fit came
-    /// out at 283 px, 22-26 % off on two frames; her face is 208 px).
+    /// face's. A soft fit grows from a box too large (row `reversal`, grace_hopper turning back: from
+    /// the window a step larger, 251 px, her fit came out at 283 px, 22-26 % off on two frames; her
+    /// face is 208 px). `region`: the box around the fit kept, which it was scored in.
     func refitFromSighting(_ sighting: FaceSighting, size: Float, angle: Float, framing: BoxFraming, _ grey: Plane)
-        -> (raw: Landmarks, start: FitRegion, score: Float)? {
-        func fit(from box: FaceBox) -> (raw: Landmarks, start: FitRegion, score: Float)? {
+        -> (raw: Landmarks, start: FitRegion, region: FitRegion, score: Float)? {
+        func fit(from box: FaceBox) -> (raw: Landmarks, start: FitRegion, region: FitRegion, score: Float)? {
             guard let first = fitLandmarks(grey, in: FitRegion(box: box, angle: angle)) else { return nil }
             let start = framing.region(around: first)
             guard let again = fitLandmarks(grey, in: start) else { return nil }
             // Scored again where the face is, not from the edge of the search.
-            let score = locate(grey, around: framing.region(around: again), reach: Self.checkReach)?.score ?? -.infinity
-            return (again, start, score)
+            let region = framing.region(around: again)
+            let score = locate(grey, around: region, reach: Self.checkReach)?.score ?? -.infinity
+            return (again, start, region, score)
         }
         let fromWindow = fit(from: sighting.box)
         guard abs(sighting.box.width / size - 1) > settings.refitDistance else { return fromWindow }

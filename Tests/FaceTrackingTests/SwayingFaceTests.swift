@@ -124,13 +124,13 @@ struct SwayingFace {
     @Test func aFaceSightedAStepTooLargeOrSmallIsFittedAtItsOwnSize() throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
+        let landmarker = try DlibLandmarker(model: model)
         let frame = SwayingFace.Frame()
         var people = 0
         for photo in corpus.photos {
             guard var face = try SwayingFace(photo, path: [360]) else { continue }
             let box = try face.render(0, into: frame)
             let tracker = try SwayingFace.tracker(model)
-            let landmarker = try DlibLandmarker(model: model)
             let framing = BoxFraming(detection: box, landmarks: try #require(try landmarker.fit(frame.plane, in: box)))
             let fromOwnBox = try #require(tracker.refitFromSighting(FaceSighting(box: box, score: 1), size: box.width, angle: 0, framing: framing, frame.plane))
             for step: Float in [6 / 5, 5 / 6] {
