@@ -110,6 +110,22 @@ struct SwayingFace {
         try Self.followEveryFace(along: SwayingFace.darting, medianJumpsAtMost: 1)
     }
 
+    /// A face that jumps a third of its width between two frames (50 px at 150 px), one way or the
+    /// other, and rests for 7 frames between jumps, so that the jumps fall on every phase of the
+    /// detector's periodic check (every 3 frames): on the frame of each jump the fit, started where
+    /// the face was, lands only part of the way and is searched for and fitted again from the
+    /// detector's box (`FaceTracker.refit`). Every person's face is followed on every frame, the
+    /// frames of the 23 jumps included: worst frames 1.2-9.1 % from dlib's fit, median 2.5
+    /// (tflite_portrait_large 9.1, and 10.2 and 11.8 under noise draws 3 and 5: the face whose fit
+    /// flips to a second place now and then, open in docs/tracking.md). Left for the periodic
+    /// check, a fit is shown a third of a box or more off the face (checks and searches switched
+    /// off: 54-259 px).
+    @Test func aFaceThatJumpsAThirdOfItsWidthIsFollowedOnTheFrameItJumps() throws {
+        var path: [Double] = []
+        for block in 0..<24 { path += Array(repeating: [300.0, 350, 300, 250][block % 4], count: 7) }
+        try Self.followEveryFace(along: path)
+    }
+
     /// A search half a box around reads the frame on a coarse grid (a tenth of the box), and off
     /// the face by part of a cell, the best windows a pyramid step apart score about alike: the
     /// winner's size says little of the face's. Fitted from a window a step too large, a soft face's
@@ -147,8 +163,8 @@ struct SwayingFace {
     }
 
     /// Every corpus person's largest face moved along `path`, each frame from the eleventh compared
-    /// with dlib's fit on the face's own box; and, when given, the most frames the median face may be
-    /// taken for a jump on.
+    /// with dlib's fit on the face's own box, and the face followed never shown off it; and, when
+    /// given, the most frames the median face may be taken for a jump on.
     private static func followEveryFace(along path: [Double], medianJumpsAtMost: Int? = nil) throws {
         let corpus = try FaceCorpus.shared.get()
         let model = try LandmarkModel()
@@ -158,14 +174,21 @@ struct SwayingFace {
         for photo in corpus.photos {
             guard var sway = try SwayingFace(photo, path: path) else { continue }
             let tracker = try SwayingFace.tracker(model)
-            var worst: Float = 0, compared = 0, jumps = 0
+            var worst: Float = 0, compared = 0, jumps = 0, followedID: Int?
             for index in path.indices {
                 let box = try sway.render(index, into: frame)
                 tracker.process(frame.plane, seconds: Double(index) / 30)
                 jumps += tracker.faces.filter(\.jumped).count
-                guard index >= 10, let truth = try landmarker.fit(frame.plane, in: box),
-                      let shown = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < box.width * 0.3 })
+                guard index >= 10, let truth = try landmarker.fit(frame.plane, in: box) else { continue }
+                // The face followed, shown anywhere but on the face, is a fit left off it (the
+                // photo's other people are on the frame too).
+                if let followed = tracker.faces.first(where: { $0.id == followedID && $0.isShown }) {
+                    let away = followed.rawLandmarks.centroid.distance(to: truth.centroid)
+                    #expect(away < box.width * 0.3, "\(photo.name), frame \(index) at \(Int(path[index])) px: shown \(Int(away)) px from the face")
+                }
+                guard let shown = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < box.width * 0.3 })
                 else { continue }
+                followedID = shown.id
                 compared += 1
                 let distance = shown.rawLandmarks.meanError(to: truth)
                 #expect(distance <= 0.10, "\(photo.name), frame \(index) at \(Int(path[index])) px: \(distance * 100) % from dlib's fit")
