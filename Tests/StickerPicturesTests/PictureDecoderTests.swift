@@ -9,11 +9,13 @@ import Testing
 @Suite struct PictureDecoderTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    /// The fixtures of Tests/Fixtures/sticker-pictures.py, written once per test process.
+    /// The fixtures of Tests/Fixtures/sticker-pictures.py, written once per test process and removed
+    /// when it exits: the suite's tests read them in any order, so none of them can remove them.
     static let fixtures: String = {
         let folder = NSTemporaryDirectory() + "sticker-pictures-" + UUID().uuidString
         let status = run("/usr/bin/python3", [root + "/Tests/Fixtures/sticker-pictures.py", folder])
         precondition(status == 0, "Tests/Fixtures/sticker-pictures.py failed")
+        atexit { try? FileManager.default.removeItem(atPath: PictureDecoderTests.fixtures) }
         return folder
     }()
 
