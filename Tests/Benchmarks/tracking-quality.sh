@@ -34,7 +34,7 @@ if [ -n "${HELD_OUT:-}" ]; then
   "$root/Tests/Fixtures/face-corpus.sh" "$(dirname "$fixtures")" --held-out
 fi
 runs=${RUNS:-5}
-sequences=${SEQUENCES:-still still_noise webcam translate slide reversal jumps crossing turn small720 small1080 small_face facecam leave_left leave_right leave_top leave_bottom yaw yaw30}
+sequences=${SEQUENCES:-still still_noise webcam translate slide reversal jumps crossing turn small720 small1080 small_face facecam leave_left leave_right leave_top leave_bottom yaw yaw30 turned_noise}
 people=${PEOPLE:-$(sed 's/#.*//' "$people_list" | awk 'NF { print $1 }')}
 model=/usr/share/dlib/shape_predictor_68_face_landmarks.dat
 "$root/Tests/Fixtures/make-fixtures.sh" "$(dirname "$fixtures")" > /dev/null  # also the corpus (face-corpus.sh)

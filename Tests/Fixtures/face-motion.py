@@ -40,7 +40,8 @@ slight motion blur along the motion (the frame is the mean of the face placed at
 of an exposure of half a frame interval; the truth is the middle instant), encoded at 1500 kbit/s
 instead of the default quality; "small_face", a face of 82-99 px box width (scale 0.38-0.46) moving
 slowly; "yaw30", the yaw cylinder turned to 35 degrees one way and held, then to 35 degrees the
-other way and held (never beyond 40).
+other way and held (never beyond 40); "turned_noise", the same turns under the sensor noise of
+"still_noise": a streamer looking at a second screen on a webcam, still while turned.
 """
 import argparse
 import collections
@@ -153,6 +154,7 @@ def sequences():
         "small_face": (180, 3.0, [small_face]),
         # Turned to 35 degrees and held, then to -35 degrees and held (hold_sweep).
         "yaw30": (240, 3.0, [still]),
+        "turned_noise": (240, 6.0, [still]),
     }
 
 
@@ -171,7 +173,7 @@ def scrolling_scene(width, height, rng):
 
 
 # Sequences whose single face is turned about the vertical axis: name -> degrees at t seconds.
-TURNED = {"yaw": lambda t: yaw_sweep(t), "yaw30": lambda t: hold_sweep(t)}
+TURNED = {"yaw": lambda t: yaw_sweep(t), "yaw30": lambda t: hold_sweep(t), "turned_noise": lambda t: hold_sweep(t)}
 
 # Sequences filmed as by a webcam: name -> t seconds -> (gain, (red, green, blue) white balance),
 # factors on the whole frame before the sensor noise: the gain wanders by 12 %, the balance by 6 %
