@@ -2,13 +2,14 @@
 # Tracking quality and cost on moving-face videos with known truth (Tests/Fixtures/face-motion.py),
 # for every person of the real-face corpus listed in Tests/Fixtures/corpus-people.txt: landmark
 # error, frames lost, id changes, faces left on the background, how soon small and re-entering faces
-# are found, jitter on a still face, lag on a moving one, and tracking CPU per frame, each sequence
-# RUNS times (default 5) with the default settings. Needs a release build (swift build -c release),
-# or FACERELAY=path/to/facerelay. BASELINE=path/to/another/facerelay runs that build too, alternating
-# with this one run by run, so that both see the same machine load. DLIB_STOCK=path/to/binary (from
-# Tests/Benchmarks/build-dlib-stock.sh) runs dlib's stock detector and shape predictor the same way,
-# as tracker "dlib", and fits dlib's stock shape predictor on every box each other tracker reports
-# (--fit-boxes): the "vs dlib on its box" columns, the landmarks against dlib's on the same box.
+# are found, jitter on a still face (or one held turned), lag on a moving one, and tracking CPU per
+# frame, each sequence RUNS times (default 5) with the default settings. Needs a release build
+# (swift build -c release), or FACERELAY=path/to/facerelay. BASELINE=path/to/another/facerelay runs
+# that build too, alternating with this one run by run, so that both see the same machine load.
+# DLIB_STOCK=path/to/binary (from Tests/Benchmarks/build-dlib-stock.sh) runs dlib's stock detector
+# and shape predictor the same way, as tracker "dlib", and fits dlib's stock shape predictor on every
+# box each other tracker reports (--fit-boxes): the "vs dlib on its box" columns, the landmarks
+# against dlib's on the same box.
 # VARIANTS="LABEL:NAME=VALUE[,NAME=VALUE] ..." runs this build again per label with those tuning
 # constants changed (`inspect --tracker-setting`), to measure what a rule earns: set it so that it
 # never acts (e.g. "nowatch:lostWatchFrames=0 norescan:coarseRescanCycles=1000000").
