@@ -117,13 +117,14 @@ struct SwayingFace {
     /// A face that jumps a third of its width between two frames (50 px at 150 px), one way or the
     /// other, across the frame or up and down it, and rests for 7 frames between jumps, so that the
     /// jumps fall on every phase of the detector's periodic check (every 3 frames): on the frame of
-    /// each jump the fit, started where the face was, lands only part of the way and is searched for
-    /// and fitted again from the detector's box (`FaceTracker.refit`). Every person's face is followed on every frame, the
-    /// frames of the 23 jumps included: worst frames 1.2-9.1 % from dlib's fit across, median 2.5,
-    /// and 1.1-9.7 up and down, median 2.4 (tflite_portrait_large 9.1 and 9.7, and 10.2 and 11.8
-    /// across under noise draws 3 and 5: the face whose fit flips to a second place now and then,
-    /// open in docs/tracking.md). Left for the periodic check, a fit is shown a third of a box or
-    /// more off the face (checks and searches switched off: 54-259 px).
+    /// each jump the fit, started where the face was, lands only part of the way and is searched
+    /// for and fitted again from the detector's box (`FaceTracker.refit`). Every person's face is
+    /// followed on every frame, the frames of the 23 jumps included: worst frames 1.2-9.1 % from
+    /// dlib's fit across, median 2.5, and 1.1-9.7 up and down, median 2.4 (tflite_portrait_large
+    /// 9.1 and 9.7, and 10.2 and 11.8 across under noise draws 3 and 5: the face whose fit flips to
+    /// a second place now and then, open in docs/tracking.md). Left for the periodic check, a fit
+    /// is shown a third of a box or more off the face (checks and searches switched off:
+    /// 54-259 px).
     @Test(arguments: [false, true]) func aFaceThatJumpsAThirdOfItsWidthIsFollowedOnTheFrameItJumps(upAndDown: Bool) throws {
         var path: [Double] = []
         for block in 0..<24 { path += Array(repeating: [300.0, 350, 300, 250][block % 4], count: 7) }
