@@ -95,7 +95,9 @@ change time_forward -c:a aac -- -c:a aac -output_ts_offset 12
 change time_back -c:a aac -- -c:a aac -output_ts_offset 0
 change audio_stops -c:a aac -- -an -output_ts_offset 2
 change audio_starts -an -- -c:a aac -output_ts_offset 2
-[ -s random_bytes.mp4 ] || head -c 300000 /dev/urandom > random_bytes.mp4
+# Bytes that are no media at all, the same on every machine: a fresh draw from /dev/urandom now and
+# then passes GStreamer's H.263 typefinder, and the input is then refused as undecodable instead.
+[ -s random_bytes.mp4 ] || /usr/bin/python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random("random_bytes.mp4").randbytes(300000))' > random_bytes.mp4
 [ -s notes.txt.mkv ] || printf 'This is a text file, not a video.\n%.0s' $(seq 200) > notes.txt.mkv
 # Hostile inputs, each small and quick to make (see HostileInputTests).
 damage() { /usr/bin/python3 "$here/damage-flv.py" "$@"; }
