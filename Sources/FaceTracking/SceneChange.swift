@@ -9,6 +9,10 @@ import FrameKit
 /// and one block of a 720p frame's 880 passed the threshold on nearly every frame). The coarse and
 /// the fine scan each keep their own reference.
 ///
+/// Each check also compares the frame with the one the check before measured, to tell a cut (most
+/// of the scene new at once: the stream switched scenes, a camera came on) from motion
+/// (`changedShareSinceLastCheck`).
+///
 /// A webcam's automatic gain and white balance change every block at once: the blocks are compared
 /// after scaling the reference by the frame's gain, the median of the blocks' ratios (webcam rows
 /// of tracking-quality.sh: a gain wandering by 12 % started a whole-frame scan on most checks).
@@ -43,6 +47,10 @@ struct SceneChange {
     private var current: ContiguousArray<Float> = []
     private var currentBrightest: ContiguousArray<UInt8> = []
     private var references: [Reference]
+    /// The scene at the last check.
+    private var lastCheck = Reference()
+    /// Scratch for one comparison: the blocks a face covers, then or now.
+    private var followedBlocks: ContiguousArray<Bool> = []
     private var columns = 0, rows = 0
 
     init(maximumFaces: Int) {
@@ -51,6 +59,7 @@ struct SceneChange {
         // followed at once: a face dropped while the scan ran can be started again where it went.
         reference.faces.reserveCapacity(maximumFaces * 2)
         references = Array(repeating: reference, count: Scan.allCases.count)
+        lastCheck = reference
     }
 
     /// Takes the block means of a frame. A new frame size forgets the references.
@@ -61,11 +70,9 @@ struct SceneChange {
             rows = newRows
             current = ContiguousArray(repeating: 0, count: columns * rows)
             currentBrightest = ContiguousArray(repeating: 0, count: columns * rows)
-            for scan in Scan.allCases {
-                references[scan.rawValue].means = current
-                references[scan.rawValue].brightest = currentBrightest
-                references[scan.rawValue].taken = false
-            }
+            followedBlocks = ContiguousArray(repeating: false, count: columns * rows)
+            for scan in Scan.allCases { Self.forget(&references[scan.rawValue], size: current.count) }
+            Self.forget(&lastCheck, size: current.count)
         }
         let samples = Float((Self.block / Self.rowStep) * Self.block)
         for row in 0..<rows {
@@ -86,21 +93,46 @@ struct SceneChange {
         }
     }
 
+    private static func forget(_ reference: inout Reference, size: Int) {
+        reference.means = ContiguousArray(repeating: 0, count: size)
+        reference.brightest = ContiguousArray(repeating: 0, count: size)
+        reference.taken = false
+    }
+
     /// `scan` looks at the scene as last measured, with faces at `faces`.
     mutating func markScanned(_ scan: Scan, faces: some Sequence<FaceBox>) {
-        references[scan.rawValue].means.withUnsafeMutableBufferPointer { means in
+        take(into: &references[scan.rawValue], faces: faces)
+    }
+
+    /// The scene as last measured becomes `reference`, with faces at `faces` (within the room kept,
+    /// not to allocate).
+    private func take(into reference: inout Reference, faces: some Sequence<FaceBox>) {
+        reference.means.withUnsafeMutableBufferPointer { means in
             current.withUnsafeBufferPointer { now in
                 for i in means.indices { means[i] = now[i] }
             }
         }
-        references[scan.rawValue].brightest.withUnsafeMutableBufferPointer { brightest in
+        reference.brightest.withUnsafeMutableBufferPointer { brightest in
             currentBrightest.withUnsafeBufferPointer { now in
                 for i in brightest.indices { brightest[i] = now[i] }
             }
         }
-        references[scan.rawValue].faces.removeAll(keepingCapacity: true)
-        for face in faces { addFace(face, to: scan) }
-        references[scan.rawValue].taken = true
+        reference.faces.removeAll(keepingCapacity: true)
+        for face in faces where reference.faces.count < reference.faces.capacity { reference.faces.append(face) }
+        reference.taken = true
+    }
+
+    /// The share of the blocks away from the faces now (`faces`) and at the last check that changed
+    /// since that check, beyond the change of the whole frame's gain (0 on the first check); the
+    /// scene as last measured becomes the last check.
+    mutating func changedShareSinceLastCheck(outside faces: some Sequence<FaceBox>) -> Float {
+        var share: Float = 0
+        if lastCheck.taken {
+            let (changed, counted) = changedBlocks(since: lastCheck, outside: faces, firstOnly: false)
+            share = counted > 0 ? Float(changed) / Float(counted) : 0
+        }
+        take(into: &lastCheck, faces: faces)
+        return share
     }
 
     /// Adds a face to where the last `scan` saw faces (within the room kept, not to allocate).
@@ -111,33 +143,45 @@ struct SceneChange {
 
     /// Whether some block away from the faces now (`faces`) and then changed since `scan` last ran,
     /// beyond the change of the whole frame's gain; true before it first ran.
-    func changed(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Bool {
+    mutating func changed(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Bool {
         let reference = references[scan.rawValue]
         guard reference.taken else { return true }
-        let gain = self.gain(since: reference, outside: faces)
+        return changedBlocks(since: reference, outside: faces, firstOnly: true).changed > 0
+    }
+
+    /// The blocks away from the faces now and then that changed since `reference`, and how many
+    /// blocks lie away from them; `firstOnly`: only whether one changed (the count stops there).
+    private mutating func changedBlocks(since reference: Reference, outside faces: some Sequence<FaceBox>,
+                                        firstOnly: Bool) -> (changed: Int, counted: Int) {
+        markFollowedBlocks(then: reference.faces, now: faces)
+        let gain = self.gain(since: reference)
+        var changed = 0, counted = 0
         for row in 0..<rows {
             for column in 0..<columns {
                 let index = row * columns + column
                 let then = reference.means[index], scaled = min(gain * then, 255)
                 let nearWhite = max(currentBrightest[index], reference.brightest[index]) >= Self.nearWhite
                 let (lowest, highest) = nearWhite ? (min(then, scaled), max(then, scaled)) : (scaled, scaled)
-                guard current[index] < lowest - Self.threshold || current[index] > highest + Self.threshold else { continue }
-                if !Self.isFollowed(row: row, column: column, then: reference.faces, now: faces) { return true }
+                let moved = current[index] < lowest - Self.threshold || current[index] > highest + Self.threshold
+                guard !followedBlocks[index] else { continue }
+                counted += 1
+                if moved { changed += 1 }
+                if moved && firstOnly { return (changed, counted) }
             }
         }
-        return false
+        return (changed, counted)
     }
 
     /// The median of the blocks' brightness now over then, away from the faces: how much the
     /// camera's gain moved since the reference.
-    private func gain(since reference: Reference, outside faces: some Sequence<FaceBox>) -> Float {
+    private func gain(since reference: Reference) -> Float {
         var histogram = GainHistogram(repeating: 0)
         var counted: Int32 = 0
         for row in 0..<rows {
             for column in 0..<columns {
                 let index = row * columns + column
                 let then = reference.means[index]
-                guard then >= Self.gainFloor, !Self.isFollowed(row: row, column: column, then: reference.faces, now: faces) else { continue }
+                guard then >= Self.gainFloor, !followedBlocks[index] else { continue }
                 let step = Int(((current[index] / then - Self.lowestGain) * 256).rounded())
                 histogram[min(max(step, 0), histogram.count - 1)] += 1
                 counted += 1
@@ -152,17 +196,36 @@ struct SceneChange {
         return 1
     }
 
-    private static func isFollowed(row: Int, column: Int, then: ContiguousArray<FaceBox>, now: some Sequence<FaceBox>) -> Bool {
-        let block = FaceBox(x: Float(column * Self.block), y: Float(row * Self.block), width: Float(Self.block), height: Float(Self.block))
-        return then.contains { $0.intersects(block) } || now.contains { $0.intersects(block) }
+    /// Marks in `followedBlocks` the blocks the faces then and now cover, each face once (its box, as
+    /// the tracker draws it round the face, is worked out once per comparison, not per block).
+    private mutating func markFollowedBlocks(then: ContiguousArray<FaceBox>, now: some Sequence<FaceBox>) {
+        let (columns, rows) = (columns, rows)
+        followedBlocks.withUnsafeMutableBufferPointer { blocks in
+            for i in blocks.indices { blocks[i] = false }
+            // A block [c, c + 1) blocks wide overlaps a box from x to x + width where c >= floor(x)
+            // and c < x + width, in blocks.
+            // In blocks, clamped to the frame before they become integers (a box far outside, or
+            // not a number, covers nothing).
+            func span(_ start: Float, _ length: Float, _ count: Int) -> Range<Int> {
+                let side = Float(Self.block), limit = Float(count)
+                guard start.isFinite, length.isFinite else { return 0..<0 }
+                let first = Int(min(max((start / side).rounded(.down), 0), limit))
+                let last = Int(min(max(((start + length) / side).rounded(.up), 0), limit))
+                return first..<max(first, last)
+            }
+            func mark(_ box: FaceBox) {
+                let columnSpan = span(box.x, box.width, columns), rowSpan = span(box.y, box.height, rows)
+                for row in rowSpan {
+                    for column in columnSpan { blocks[row * columns + column] = true }
+                }
+            }
+            for box in then { mark(box) }
+            for box in now { mark(box) }
+        }
     }
 }
 
 extension FaceBox {
-    func intersects(_ other: FaceBox) -> Bool {
-        x < other.x + other.width && other.x < x + width && y < other.y + other.height && other.y < y + height
-    }
-
     /// The upright box that holds this one turned by `angle` radians about its centre.
     func bounds(turnedBy angle: Float) -> FaceBox {
         let cosine = abs(cosf(angle)), sine = abs(sinf(angle))

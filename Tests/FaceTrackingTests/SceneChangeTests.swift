@@ -36,7 +36,9 @@ import Testing
             scene.measure(Plane(base: frame, stride: Int(photo.width), width: Int(photo.width), height: Int(photo.height)))
         }
 
-        func changed(outside faces: [FaceBox] = []) -> Bool { scene.changed(since: .coarse, outside: faces) }
+        mutating func changed(outside faces: [FaceBox] = []) -> Bool { scene.changed(since: .coarse, outside: faces) }
+
+        mutating func changedShare() -> Float { scene.changedShareSinceLastCheck(outside: []) }
     }
 
     /// Every corpus photo as a still frame under Gaussian noise new on every frame: sigma 6 and 8,
@@ -93,6 +95,39 @@ import Testing
             #expect(seen, "\(photo.name): a face coming in went unseen")
             let news = still.changed(outside: [FaceBox(x: 0, y: 0, width: Float(side + 16), height: Float(side + 16))])
             #expect(!news, "\(photo.name): a followed face moving is no news")
+        }
+    }
+
+    /// A cut to another photo changes most of the blocks between two checks (0.56-0.96 of them
+    /// over the corpus; the least between two photos of one man in two masks); the camera's noise and
+    /// gain change none, and a face coming into a corner at most 0.18. `DetectionScheduler.sceneChecked`
+    /// takes half or more for a cut.
+    @Test func aCutChangesMostOfTheSceneAndNoiseGainOrAFaceComingInLittle() throws {
+        let photos = try FaceCorpus.shared.get().photos.filter { $0.width >= 200 && $0.height >= 200 }
+        var noise = GaussianNoise(sigma: 6)
+        for (index, photo) in photos.enumerated() {
+            let other = photos[(index + 1) % photos.count]
+            var still = Still(photo, noise: &noise)
+            _ = still.changedShare()
+            still.show(gain: 1.12, noise: &noise)
+            let camera = still.changedShare()
+            still.show(gain: 1.12, noise: &noise) { frame in
+                for y in 8..<104 {
+                    for x in 8..<104 { frame[y * Int(photo.width) + x] = other.pixels[y * Int(other.width) + x] }
+                }
+            }
+            let corner = still.changedShare()
+            // The other photo, scaled to this one's size (nearest pixel).
+            still.show(gain: 1, noise: &noise) { frame in
+                for y in 0..<Int(photo.height) {
+                    for x in 0..<Int(photo.width) {
+                        frame[y * Int(photo.width) + x] = other.pixels[y * Int(other.height) / Int(photo.height) * Int(other.width) + x * Int(other.width) / Int(photo.width)]
+                    }
+                }
+            }
+            let cut = still.changedShare()
+            #expect(camera < 0.05 && corner < 0.5, "\(photo.name): \(camera) of the blocks changed with the gain, \(corner) with a face in a corner")
+            #expect(cut >= 0.5, "\(photo.name): a cut to \(other.name) changed \(cut) of the blocks")
         }
     }
 }
