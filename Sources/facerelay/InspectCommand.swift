@@ -3,6 +3,7 @@ import Compositor
 import FaceTracking
 import FaceVision
 import FrameKit
+import Glibc
 import Logging
 import MediaBridge
 import StickerKit
@@ -36,6 +37,9 @@ struct Inspect: ParsableCommand {
 
     @OptionGroup var tracking: TrackingOptions
 
+    @Flag(help: "Pace a video at its frame rate, as a live stream brings it, instead of as fast as possible: a face detection's result then comes back as many frames later as on a stream, not several more.")
+    var realtime = false
+
     @Option(name: .customLong("stats-json"), help: "Write the tracking cost and face counts to this JSON file.")
     var statsJSON: String?
 
@@ -62,8 +66,19 @@ struct Inspect: ParsableCommand {
             var faceFrames = 0
             var stickerNanoseconds: UInt64 = 0
             var startCPUNanoseconds: UInt64 = 0
+            var paceFrom: (clock: ContinuousClock.Instant, seconds: Double)?
             try reader.forEachFrame { frame, index throws(MediaError) in
                 let seconds = Double(frame.pts) / 1e9
+                if realtime {
+                    let start = paceFrom ?? (ContinuousClock.now, seconds)
+                    paceFrom = start
+                    let wait = ContinuousClock.now.duration(to: start.clock + .seconds(seconds - start.seconds))
+                    if wait > .zero {
+                        var pause = timespec(tv_sec: Int(wait.components.seconds), tv_nsec: Int(wait.components.attoseconds / 1_000_000_000))
+                        var left = timespec()
+                        while nanosleep(&pause, &left) == -1 && errno == EINTR { pause = left }
+                    }
+                }
                 tracker.process(frame.luma, seconds: seconds)
                 if tracker.framesProcessed == TrackingStats.startFrames { startCPUNanoseconds = tracker.cpuNanoseconds }
                 faceFrames += tracker.visibleFaceCount
