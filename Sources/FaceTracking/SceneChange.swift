@@ -118,7 +118,7 @@ struct SceneChange {
             }
         }
         reference.faces.removeAll(keepingCapacity: true)
-        for face in faces where reference.faces.count < reference.faces.capacity { reference.faces.append(face) }
+        for face in faces { Self.add(face, to: &reference) }
         reference.taken = true
     }
 
@@ -136,9 +136,11 @@ struct SceneChange {
     }
 
     /// Adds a face to where the last `scan` saw faces (within the room kept, not to allocate).
-    mutating func addFace(_ face: FaceBox, to scan: Scan) {
-        guard references[scan.rawValue].faces.count < references[scan.rawValue].faces.capacity else { return }
-        references[scan.rawValue].faces.append(face)
+    mutating func addFace(_ face: FaceBox, to scan: Scan) { Self.add(face, to: &references[scan.rawValue]) }
+
+    private static func add(_ face: FaceBox, to reference: inout Reference) {
+        guard reference.faces.count < reference.faces.capacity else { return }
+        reference.faces.append(face)
     }
 
     /// Whether some block away from the faces now (`faces`) and then changed since `scan` last ran,
@@ -156,18 +158,14 @@ struct SceneChange {
         markFollowedBlocks(then: reference.faces, now: faces)
         let gain = self.gain(since: reference)
         var changed = 0, counted = 0
-        for row in 0..<rows {
-            for column in 0..<columns {
-                let index = row * columns + column
-                let then = reference.means[index], scaled = min(gain * then, 255)
-                let nearWhite = max(currentBrightest[index], reference.brightest[index]) >= Self.nearWhite
-                let (lowest, highest) = nearWhite ? (min(then, scaled), max(then, scaled)) : (scaled, scaled)
-                let moved = current[index] < lowest - Self.threshold || current[index] > highest + Self.threshold
-                guard !followedBlocks[index] else { continue }
-                counted += 1
-                if moved { changed += 1 }
-                if moved && firstOnly { return (changed, counted) }
-            }
+        for index in followedBlocks.indices where !followedBlocks[index] {
+            counted += 1
+            let then = reference.means[index], scaled = min(gain * then, 255)
+            let nearWhite = max(currentBrightest[index], reference.brightest[index]) >= Self.nearWhite
+            let (lowest, highest) = nearWhite ? (min(then, scaled), max(then, scaled)) : (scaled, scaled)
+            guard current[index] < lowest - Self.threshold || current[index] > highest + Self.threshold else { continue }
+            changed += 1
+            if firstOnly { return (changed, counted) }
         }
         return (changed, counted)
     }
@@ -177,15 +175,10 @@ struct SceneChange {
     private func gain(since reference: Reference) -> Float {
         var histogram = GainHistogram(repeating: 0)
         var counted: Int32 = 0
-        for row in 0..<rows {
-            for column in 0..<columns {
-                let index = row * columns + column
-                let then = reference.means[index]
-                guard then >= Self.gainFloor, !followedBlocks[index] else { continue }
-                let step = Int(((current[index] / then - Self.lowestGain) * 256).rounded())
-                histogram[min(max(step, 0), histogram.count - 1)] += 1
-                counted += 1
-            }
+        for index in followedBlocks.indices where !followedBlocks[index] && reference.means[index] >= Self.gainFloor {
+            let step = Int(((current[index] / reference.means[index] - Self.lowestGain) * 256).rounded())
+            histogram[min(max(step, 0), histogram.count - 1)] += 1
+            counted += 1
         }
         guard counted > 0 else { return 1 }
         var below: Int32 = 0
