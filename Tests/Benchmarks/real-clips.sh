@@ -13,24 +13,13 @@
 #   [RUNS=3] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [RESULTS=DIR] Tests/Benchmarks/real-clips.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-facerelay=${FACERELAY:-$root/.build/release/facerelay}
-[ -x "$facerelay" ] || { echo "build first: swift build -c release (or set FACERELAY)" >&2; exit 1; }
-export FACERELAY_PIPELINES=${FACERELAY_PIPELINES:-$root/Pipelines}
+. "$root/Tests/Benchmarks/tracker-builds.sh"
 dlib_stock=${DLIB_STOCK:-$root/.build/dlib-stock/dlib_stock_tracker}
 [ -x "$dlib_stock" ] || "$root/Tests/Benchmarks/build-dlib-stock.sh" "$dlib_stock" > /dev/null
 fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}
 "$root/Tests/Fixtures/face-corpus.sh" "$fixtures" --clips
 clips=$fixtures/clips
 model=/usr/share/dlib/shape_predictor_68_face_landmarks.dat
-if [ -n "${RESULTS:-}" ]; then
-  results=$RESULTS
-  mkdir -p "$results"
-else
-  results=$(mktemp -d)
-  trap 'rm -rf "$results"' EXIT
-fi
-trackers=("now=$facerelay")
-[ -n "${BASELINE:-}" ] && trackers+=("before=$BASELINE")
 for video in "$clips"/*.mp4; do
   clip=$(basename "$video" .mp4)
   "$dlib_stock" "$video" "$model" --every 1 > "$results/dlib.$clip.jsonl" 2> /dev/null

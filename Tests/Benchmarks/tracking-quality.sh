@@ -22,10 +22,7 @@
 #     [SEQUENCES="slide jumps"] [SEED=3] [HELD_OUT=1] [RESULTS=DIR] Tests/Benchmarks/tracking-quality.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-facerelay=${FACERELAY:-$root/.build/release/facerelay}
-[ -x "$facerelay" ] || { echo "build first: swift build -c release (or set FACERELAY)" >&2; exit 1; }
-# A build outside .build/ does not find the pipeline templates by itself.
-export FACERELAY_PIPELINES=${FACERELAY_PIPELINES:-$root/Pipelines}
+. "$root/Tests/Benchmarks/tracker-builds.sh"
 fixtures=${1:-${FACERELAY_FIXTURES:-/tmp/facerelay-fixtures}}/motion${SEED:+-seed$SEED}
 corpus=$(dirname "$fixtures")/corpus
 people_list=$root/Tests/Fixtures/corpus-people.txt
@@ -47,15 +44,6 @@ for person in $people; do
   # shellcheck disable=SC2086
   "$root/Tests/Fixtures/face-motion.py" "$corpus/$photo" "$fixtures" --crop="$crop" --name-prefix "$person." ${SEED:+--seed "$SEED"} $sequences > /dev/null
 done
-if [ -n "${RESULTS:-}" ]; then
-  results=$RESULTS
-  mkdir -p "$results"
-else
-  results=$(mktemp -d)
-  trap 'rm -rf "$results"' EXIT
-fi
-trackers=("now=$facerelay")
-[ -n "${BASELINE:-}" ] && trackers+=("before=$BASELINE")
 [ -n "${DLIB_STOCK:-}" ] && trackers+=("dlib=$DLIB_STOCK")
 declare -A variant_settings
 for variant in ${VARIANTS:-}; do
