@@ -30,9 +30,7 @@ for run in $(seq 1 "${RUNS:-3}"); do
     for tracker in "${trackers[@]}"; do
       out=$results/${tracker%%=*}.$clip.$run
       "${tracker#*=}" inspect "$video" --realtime --json --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
-      /usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" --boxes "$out.jsonl" > "$out.boxes"
-      "$dlib_stock" "$video" "$model" --fit-boxes "$out.boxes" > "$out.dlibfit" 2> "$out.dlibfit.log" ||
-        { cat "$out.dlibfit.log" >&2; exit 1; }
+      fit_dlib_on_boxes "$dlib_stock" "$video" "$model" "$out"
     done
   done
 done

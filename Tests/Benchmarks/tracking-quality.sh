@@ -71,9 +71,7 @@ for run in $(seq 1 "$runs"); do
           for setting in $(echo "${variant_settings[$label]:-}" | tr ',' ' '); do tuned+=(--tracker-setting "$setting"); done
           "$binary" inspect "$video" --json "${extra[@]}" "${tuned[@]}" --stats-json "$out.stats.json" > "$out.jsonl" 2> /dev/null
           if [ -n "${DLIB_STOCK:-}" ]; then
-            /usr/bin/python3 "$root/Tests/Benchmarks/tracking_quality.py" --boxes "$out.jsonl" > "$out.boxes"
-            "$DLIB_STOCK" "$video" "$model" --fit-boxes "$out.boxes" > "$out.dlibfit" 2> "$out.dlibfit.log" ||
-              { cat "$out.dlibfit.log" >&2; exit 1; }
+            fit_dlib_on_boxes "$DLIB_STOCK" "$video" "$model" "$out"
           fi
         fi
       done
