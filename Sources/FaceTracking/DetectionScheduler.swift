@@ -4,7 +4,8 @@
 /// frame each scan waits until the scene away from the followed faces changed since it last ran
 /// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
 /// missing, and the watch after a face was lost, bring forward the scan whose levels hold that
-/// face's size. A cut (most of the scene new at once) brings both scans forward.
+/// face's size. A cut (most of the scene new at once) and the end of a transition (a fade, a pan
+/// that stopped) bring both scans forward.
 ///
 /// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
 struct DetectionScheduler: Sendable {
@@ -31,13 +32,11 @@ struct DetectionScheduler: Sendable {
     private(set) var watchUntil = Int.min / 2
     /// The watch looks for a face of a size only the fine scan's levels hold.
     private(set) var watchesForSmallFace = false
-    /// The frame of the last cut that brought the scans forward (`sceneChecked`).
-    private(set) var lastCut = Int.min / 2
+    /// The frames of the last cut and of the last transition seen to end that brought the scans
+    /// forward (`sceneChecked`).
+    private(set) var lastCut = Int.min / 2, lastSettle = Int.min / 2
     /// The share of the scene that changed at the check before.
     private var changedShareBefore: Float = 0
-    /// Checks in a row, since a cut brought the scans forward, that found most of the scene changed
-    /// (0: no cut under way).
-    private var checksIntoCut = 0
 
     init(settings: FaceTracker.Settings) { self.settings = settings }
 
@@ -68,33 +67,36 @@ struct DetectionScheduler: Sendable {
         frame % settings.sceneCheckInterval == 0 && (!coarseDue || !fineDue && fineUseful)
     }
 
-    /// A scene check found `share` of the scene away from the faces changed since the check before.
+    /// Whether a check that found `share` of the scene changed since the check before finds a scene
+    /// that was moving settled (`sceneSettledShare`): the tracker then measures how much of it
+    /// changed since the coarse scan looked, for `sceneChecked`.
+    func settles(changedShare share: Float) -> Bool {
+        share < settings.sceneSettledShare && changedShareBefore >= settings.sceneSettledShare
+    }
+
+    /// A scene check found `share` of the scene away from the faces changed since the check before,
+    /// and, where it `settles`, `sinceScan` of it changed since the coarse scan last looked (else 0).
+    ///
     /// Most of it new at once (`sceneCutShare`), where the check before found most of it as it was,
     /// is a cut: the stream switched scenes or a camera came on, and any face in view is new, so
-    /// both scans are due at once instead of at the next interval; at most once an interval, so that
-    /// a game's flashes cost at most one more scan an interval. A cut still changing the scene on the
-    /// next check (a fade, 300 ms in OBS by default: the scans looked while the face was faint) is
-    /// scanned again on the first check within the interval that finds the scene settled (under a
-    /// quarter of the cut's share changed). A scene that keeps changing wholesale (a game's camera
-    /// panning) is one cut where it starts and waits for the interval after that.
-    mutating func sceneChecked(at frame: Int, changedShare share: Float) {
+    /// both scans are due at once instead of at the next interval. A scene that was moving and has
+    /// settled, most of it new since the coarse scan looked, ended a transition: a fade (300 ms in
+    /// OBS by default; a cut taken at its start scanned a faint face, and a longer fade changes too
+    /// little between two checks to be taken for a cut), a fade through black, a camera that panned
+    /// and stopped: both scans are due at once too. Each of the two at most once an interval, so
+    /// that a game's flashes cost at most two more scans of each kind an interval; a scene that keeps
+    /// changing wholesale (a game's camera panning) is one cut where it starts, and waits for the
+    /// interval after that.
+    mutating func sceneChecked(at frame: Int, changedShare share: Float, changedSinceCoarseScan sinceScan: Float) {
         defer { changedShareBefore = share }
         let interval = settings.detectionInterval
         if share >= settings.sceneCutShare, changedShareBefore < settings.sceneCutShare, frame - lastCut >= interval {
-            checksIntoCut = 1
-        } else if checksIntoCut > 0 && frame - lastCut <= interval {
-            if share >= settings.sceneCutShare / 4 {
-                checksIntoCut += 1
-                return
-            }
-            let settled = checksIntoCut > 1
-            checksIntoCut = 0
-            guard settled else { return }
+            lastCut = frame
+        } else if settles(changedShare: share), sinceScan >= settings.sceneCutShare, frame - lastSettle >= interval {
+            lastSettle = frame
         } else {
-            checksIntoCut = 0
             return
         }
-        lastCut = frame
         coarseDue = true
         fineDue = true
     }
@@ -138,7 +140,7 @@ struct DetectionScheduler: Sendable {
 
     private func coarseScanDue(at frame: Int, faces: Faces) -> Bool {
         let since = frame - lastCoarseScan, interval = settings.detectionInterval
-        if lastCut > lastCoarseScan { return true }
+        if max(lastCut, lastSettle) > lastCoarseScan { return true }
         if since >= interval * settings.coarseRescanCycles { return true }
         if since >= interval && (coarseDue || faces.anyResized) { return true }
         if faces.shownFaceMissing { return true }
@@ -154,12 +156,12 @@ struct DetectionScheduler: Sendable {
     }
 
     /// Due, and not sooner than a detection interval after the last, less `fineScanLead` (two thirds
-    /// of a short interval), unless a cut came since: a scene that keeps changing (a game behind a
-    /// face cam) costs about one fine scan per interval, and a small face coming into view is still
-    /// found within the interval.
+    /// of a short interval), unless a cut or a transition's end came since: a scene that keeps
+    /// changing (a game behind a face cam) costs about one fine scan per interval, and a small face
+    /// coming into view is still found within the interval.
     private func fineScanDue(at frame: Int) -> Bool {
         let interval = settings.detectionInterval
         let spacing = max(1, interval * 2 / 3, interval - settings.fineScanLead)
-        return fineDue && (frame - lastFineScan >= spacing || lastCut > lastFineScan)
+        return fineDue && (frame - lastFineScan >= spacing || max(lastCut, lastSettle) > lastFineScan)
     }
 }

@@ -204,4 +204,12 @@ extension FaceTracker {
         guard last <= 0 || (size > last * 0.7 && size < last * 1.4) else { return false }
         return confirmedSize <= 0 || (size > confirmedSize * 0.6 && size < confirmedSize * 1.6)
     }
+
+    /// Two tracks that converged on one face (a face found again while its old track recovered):
+    /// the older one stays.
+    func duplicatesAnOlderFace(_ index: Int) -> Bool {
+        let centre = faces[index].rawLandmarks.centroid, size = faces[index].rawLandmarks.eyeDistance
+        for older in 0..<index where faces[older].rawLandmarks.centroid.distance(to: centre) < size * 0.3 { return true }
+        return false
+    }
 }

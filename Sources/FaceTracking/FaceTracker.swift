@@ -100,7 +100,9 @@ public final class FaceTracker {
         let fineUseful = fineScanUseful(grey)
         if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
-            scheduler.sceneChecked(at: frameIndex, changedShare: sceneChange.changedShareSinceLastCheck(outside: followedFaces))
+            let share = sceneChange.changedShareSinceLastCheck(outside: followedFaces)
+            let sinceScan = scheduler.settles(changedShare: share) ? sceneChange.changedShare(since: .coarse, outside: followedFacesAndLostRegions()) : 0
+            scheduler.sceneChecked(at: frameIndex, changedShare: share, changedSinceCoarseScan: sinceScan)
         }
         if scheduler.sceneCheckDue(at: frameIndex, fineUseful: fineUseful) {
             scheduler.sceneChanged(
@@ -233,14 +235,6 @@ public final class FaceTracker {
                                                     frames: settings.fitNoiseFrames)))
         faces[faces.count - 1].framingWhenWhole = framingWhenWhole
         nextID += 1
-    }
-
-    /// Two tracks that converged on one face (a face found again while its old track recovered):
-    /// the older one stays.
-    private func duplicatesAnOlderFace(_ index: Int) -> Bool {
-        let centre = faces[index].rawLandmarks.centroid, size = faces[index].rawLandmarks.eyeDistance
-        for older in 0..<index where faces[older].rawLandmarks.centroid.distance(to: centre) < size * 0.3 { return true }
-        return false
     }
 
     /// The side of the box dlib's detector draws around the faces it scores best on the image's own

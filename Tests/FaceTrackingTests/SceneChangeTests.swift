@@ -100,8 +100,9 @@ import Testing
 
     /// A cut to another photo changes most of the blocks between two checks (0.56-0.96 of them
     /// over the corpus; the least between two photos of one man in two masks); the camera's noise and
-    /// gain change none, and a face coming into a corner at most 0.18. `DetectionScheduler.sceneChecked`
-    /// takes half or more for a cut.
+    /// gain change none, and a face coming into a corner at most 0.18; against the scene a scan saw
+    /// (`changedShare(since:)`, which tells a settled scene that is new after a transition), the same.
+    /// `DetectionScheduler.sceneChecked` takes half or more for a cut and for a new scene.
     @Test func aCutChangesMostOfTheSceneAndNoiseGainOrAFaceComingInLittle() throws {
         let photos = try FaceCorpus.shared.get().photos.filter { $0.width >= 200 && $0.height >= 200 }
         var noise = GaussianNoise(sigma: 6)
@@ -110,7 +111,7 @@ import Testing
             var still = Still(photo, noise: &noise)
             _ = still.changedShare()
             still.show(gain: 1.12, noise: &noise)
-            let camera = still.changedShare()
+            let camera = still.changedShare(), cameraSinceScan = still.scene.changedShare(since: .coarse, outside: [])
             still.show(gain: 1.12, noise: &noise) { frame in
                 for y in 8..<104 {
                     for x in 8..<104 { frame[y * Int(photo.width) + x] = other.pixels[y * Int(other.width) + x] }
@@ -125,9 +126,10 @@ import Testing
                     }
                 }
             }
-            let cut = still.changedShare()
+            let cut = still.changedShare(), cutSinceScan = still.scene.changedShare(since: .coarse, outside: [])
             #expect(camera < 0.05 && corner < 0.5, "\(photo.name): \(camera) of the blocks changed with the gain, \(corner) with a face in a corner")
             #expect(cut >= 0.5, "\(photo.name): a cut to \(other.name) changed \(cut) of the blocks")
+            #expect(cameraSinceScan < 0.05 && cutSinceScan >= 0.5, "\(photo.name): since the scan, \(cameraSinceScan) with the gain, \(cutSinceScan) after the cut")
         }
     }
 }
