@@ -22,7 +22,13 @@ enum FrameReport {
             for (index, rule) in rules.enumerated() {
                 line += (index > 0 ? "," : "") + "\"\(rule.analyser.name)\":\(formatted(Double(face.expressions.coefficients[index]), decimals: 3))"
             }
-            line += "}"
+            line += "},\"expressionsOn\":["
+            var firstOn = true
+            for (index, rule) in rules.enumerated() where face.expressions.active[index] {
+                line += (firstOn ? "" : ",") + "\"\(rule.analyser.name)\""
+                firstOn = false
+            }
+            line += "]"
             if let scene { line += ",\"stickers\":" + stickers(scene, face: face.id) }
             line += "}"
         }

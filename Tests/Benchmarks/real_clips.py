@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The table of real-clips.sh: each build on each clip against dlib's stock detector run on every frame
-(dlib.CLIP.jsonl) and dlib's stock fit on the build's own boxes (LABEL.CLIP.RUN.dlibfit).
-    real_clips.py RESULTS_DIR"""
+"""The tables of real-clips.sh: each build on each clip against dlib's stock detector run on every frame
+(dlib.CLIP.jsonl) and dlib's stock fit on the build's own boxes (LABEL.CLIP.RUN.dlibfit); and on the
+clips whose blinks are labelled (CLIP_DIR/CLIP.tag), the build's blink events against the labels.
+    real_clips.py RESULTS_DIR CLIP_DIR"""
 import glob
 import math
 import os
@@ -54,6 +55,44 @@ def score(frames, dlib, fits):
     return delays, unshown, extra, errors
 
 
+def labelled_blinks(path):
+    """The labelled blinks of an eyeblink8-format file (FRAME:BLINK:...; BLINK -1 outside a blink), as
+    (first, last) frames."""
+    blinks = {}
+    for line in open(path):
+        fields = line.strip().split(":")
+        if line.startswith("#") or len(fields) < 2 or fields[1] == "-1":
+            continue
+        first, last = blinks.get(fields[1], (int(fields[0]), int(fields[0])))
+        blinks[fields[1]] = (min(first, int(fields[0])), max(last, int(fields[0])))
+    return sorted(blinks.values())
+
+
+def eyes_closed(frames):
+    """The spans of frames (first, last) on which an eye's blink expression is on for the first face."""
+    spans, start = [], None
+    for frame in frames:
+        on = bool(frame["faces"]) and any(name.startswith("blink") for name in frame["faces"][0].get("expressionsOn", []))
+        if on and start is None:
+            start = frame["frame"]
+        elif not on and start is not None:
+            spans.append((start, frame["frame"] - 1))
+            start = None
+    if start is not None:
+        spans.append((start, frames[-1]["frame"]))
+    return spans
+
+
+def blink_row(frames, blinks):
+    """Labelled blinks caught (an eye on within the blink), and the events and frames on outside every
+    labelled blink."""
+    spans = eyes_closed(frames)
+    caught = sum(1 for first, last in blinks if any(a <= last and b >= first for a, b in spans))
+    outside = [(a, b) for a, b in spans if not any(a <= last and b >= first for first, last in blinks)]
+    frames_outside = sum(1 for a, b in spans for f in range(a, b + 1) if not any(first <= f <= last for first, last in blinks))
+    return caught, len(outside), frames_outside, spans
+
+
 def spread(values, digits):
     values = [v for v in values if v is not None]
     if not values:
@@ -84,6 +123,21 @@ def main():
             print(f"| {clip} | {label} | {len(dlib)}, {found} | {delays} | {spread([r[1] for r in rows], 0)} | {spread([r[2] for r in rows], 0)} "
                   f"| {spread([sum(r[3]) / len(r[3]) if r[3] else None for r in rows], 2)} | {spread([max(r[3], default=None) for r in rows], 1)} "
                   f"| {spread([sum(e > WRONG for e in r[3]) for r in rows], 0)} | {spread([r[4] for r in rows], 2)} |")
+
+    tagged = [clip for clip in clips if os.path.exists(f"{sys.argv[2]}/{clip}.tag")] if len(sys.argv) > 2 else []
+    if not tagged:
+        return
+    print()
+    print("| clip | build | labelled blinks | caught (each run) | eyes on outside a blink: events / frames | eyes on (frames, first run) |")
+    print("|---" * 6 + "|")
+    for clip in tagged:
+        blinks = labelled_blinks(f"{sys.argv[2]}/{clip}.tag")
+        for label in labels:
+            rows = [blink_row(load_lines(path), blinks) for path in sorted(glob.glob(f"{results}/{label}.{clip}.*.jsonl"))]
+            if not rows:
+                continue
+            print(f"| {clip} | {label} | {', '.join(f'{a}-{b}' for a, b in blinks)} | {'; '.join(str(r[0]) for r in rows)} "
+                  f"| {spread([r[1] for r in rows], 0)} / {spread([r[2] for r in rows], 0)} | {', '.join(f'{a}-{b}' for a, b in rows[0][3])} |")
 
 
 if __name__ == "__main__":

