@@ -33,12 +33,13 @@ public final class FaceTracker {
     private let detector: FaceDetector
     let worker: DetectionWorker
     private(set) var frameIndex = 0
-    private var nextID = 1
+    private(set) var nextID = 1
     private var frameCPU: UInt64 = 0
-    private var scheduler: DetectionScheduler
-    /// Faces lost while the watch lasts and not found again, searched for on the frame thread
-    /// (`searchLostRegions`); the watch ends early once every one is back.
-    private var lostFaces: ContiguousArray<LostFace> = []
+    var scheduler: DetectionScheduler
+    /// Faces lost while the watch lasts and not found again, and faces a scan saw cut by the edge
+    /// (`watchCutByEdge`), searched for on the frame thread (`searchSoughtFaces`); the watch ends early
+    /// once every lost one is back.
+    var soughtFaces: ContiguousArray<SoughtFace> = []
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
     private var sceneChange: SceneChange
@@ -53,7 +54,7 @@ public final class FaceTracker {
         worker = DetectionWorker(detector: detector, capacity: settings.maximumFaces * 2 + 4)
         faces.reserveCapacity(settings.maximumFaces)
         snapshot.reserveCapacity(settings.maximumFaces)
-        lostFaces.reserveCapacity(settings.maximumFaces)
+        soughtFaces.reserveCapacity(settings.maximumFaces)
         awayFromFaces.reserveCapacity(settings.maximumFaces * 2)
         // At most a start or an end of each rule per fit, and a face is fitted at most twice a frame.
         expressionEvents.reserveCapacity(settings.maximumFaces * settings.expressions.rules.count * 2)
@@ -87,16 +88,7 @@ public final class FaceTracker {
         if canDetect && !synchronous, let outcome = worker.takeResult() { take(outcome, grey) }
         refitFaces(grey, seconds: seconds, onlyFound: false)
         guard canDetect else { return }
-        if scheduler.isWatching(at: frameIndex) {
-            lostFaces.removeAll { lost in faces.contains { lost.isFoundAgain(by: $0) } }
-            if lostFaces.isEmpty {
-                scheduler.endWatch(at: frameIndex)
-            } else if frameIndex % settings.lostSearchInterval == 0 {
-                searchLostRegions(grey, seconds: seconds)
-            }
-        } else {
-            lostFaces.removeAll(keepingCapacity: true)
-        }
+        searchSoughtFaces(grey, seconds: seconds)
         let fineUseful = fineScanUseful(grey)
         if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
@@ -156,7 +148,7 @@ public final class FaceTracker {
 
     /// Refits every face, or only those a detection found since they were last fitted, and drops
     /// those lost, or doubted, for too long.
-    private func refitFaces(_ grey: Plane, seconds: Double, onlyFound: Bool) {
+    func refitFaces(_ grey: Plane, seconds: Double, onlyFound: Bool) {
         var index = 0
         while index < faces.count {
             if onlyFound && !faces[index].life.awaitsFit {
@@ -177,57 +169,24 @@ public final class FaceTracker {
             let face = faces.remove(at: index)
             if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
                 scheduler.watch(from: frameIndex, small: isSmall(face, fineUseful: fineScanUseful(grey)))
-                if lostFaces.count == settings.maximumFaces { lostFaces.removeFirst() }
-                lostFaces.append(LostFace(region: Self.lostRegion(face), framing: face.framing, firstLaterID: nextID))
+                if soughtFaces.count == settings.maximumFaces { soughtFaces.removeFirst() }
+                soughtFaces.append(SoughtFace(region: Self.lostRegion(face), cause: .lost(framing: face.framing), firstLaterID: nextID))
             } else if !face.life.standing.wasShown {
-                for lost in lostFaces.indices where lostFaces[lost].isCovered(by: face) {
-                    lostFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
+                for lost in soughtFaces.indices where soughtFaces[lost].isCovered(by: face) {
+                    soughtFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
                 }
             }
         }
     }
 
-    /// Where a dropped face is looked for: where it was last shown wholly in view, turned as it was
-    /// then, at the size detection had found it at by then (`TrackedFace.wholeBoxSide`). The fits of
-    /// a face leaving through an edge slide along it, stretch and turn (`leave_top`: grace_hopper's
-    /// last fit 40 px to her side and turned 81 degrees; looked for there, she was found 16 frames
-    /// late). It comes back as large as it was, and its box seldom is: a face lost in view (turned
-    /// away until its fit no longer scored as a face) leaves a turned face's box, narrower and off to
-    /// one side, beyond the scale the search tolerates.
-    static func lostRegion(_ face: TrackedFace) -> FitRegion {
-        let whole = face.wholeRegion, side = face.wholeBoxSide
-        guard side > 0 else { return whole }
-        return FitRegion(box: FaceBox(centre: whole.box.centre, side: side), angle: whole.angle)
-    }
-
-    /// Looks with the detector around where faces were lost, on this frame (about 1.3 ms a region, every
-    /// `lostSearchInterval` frames while the watch lasts): a face coming back in where it left, or
-    /// turning back, is found within a few frames of being whole again, whatever the detection
-    /// thread's timing. It counts only where the detector's own threshold (a score of 0) takes it for
-    /// a face, as a detection would. Not where a followed face is: it would find that face. The face
-    /// is looked for until one started there is shown (`LostFace.isFoundAgain`): a face turning back
-    /// can score just above the threshold here, then just below it for the frames until it is dropped
-    /// unshown.
-    private func searchLostRegions(_ grey: Plane, seconds: Double) {
-        var started = false
-        for lost in lostFaces where frameIndex >= lost.nextSearch && !faces.contains(where: { lost.isCovered(by: $0) })
-            && faces.count < settings.maximumFaces {
-            if let (raw, sighting) = fitSighted(grey, around: lost.region, minimumScore: 0), !isFollowed(near: sighting.box) {
-                startFace(raw, sighting, framingWhenWhole: lost.framing)
-                started = true
-            }
-        }
-        if started { refitFaces(grey, seconds: seconds, onlyFound: true) }
-    }
-
     /// Whether a face followed already is where `box` is (its landmarks' centre within half the box).
-    private func isFollowed(near box: FaceBox) -> Bool {
+    func isFollowed(near box: FaceBox) -> Bool {
         faces.contains { $0.rawLandmarks.centroid.distance(to: box.centre) < box.width * 0.5 }
     }
 
     /// Starts a track for a face the detector confirmed on this frame, hidden until it is first
     /// refitted. `scoredByScan`: a whole-frame scan of this very frame found it (`FaceLife.found`).
-    private func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false, framingWhenWhole: BoxFraming? = nil) {
+    func startFace(_ raw: Landmarks, _ sighting: FaceSighting, scoredByScan: Bool = false, framingWhenWhole: BoxFraming? = nil) {
         faces.append(TrackedFace(id: nextID, raw: raw, framing: BoxFraming(detection: sighting.box, landmarks: raw),
                                  filter: settings.smoothing.makeFilter(), ruleCount: settings.expressions.rules.count,
                                  life: .started(scoredByScan: scoredByScan), confidence: Self.confidence(sighting.score),
@@ -256,9 +215,7 @@ public final class FaceTracker {
     private func followedFacesAndLostRegions() -> ContiguousArray<FaceBox> {
         awayFromFaces.removeAll(keepingCapacity: true)
         awayFromFaces.append(contentsOf: followedFaces)
-        if scheduler.isWatching(at: frameIndex) {
-            for lost in lostFaces { awayFromFaces.append(lost.region.box.grown(by: 1)) }
-        }
+        for sought in soughtFaces where sought.wasShown { awayFromFaces.append(sought.region.box.grown(by: 1)) }
         return awayFromFaces
     }
 
@@ -360,10 +317,16 @@ public final class FaceTracker {
             // this very frame is that score, on dlib's own windows.
             guard faces.count < settings.maximumFaces else { continue }
             if elapsed == 0 {
-                guard detection.score >= 0, let raw = fitLandmarks(grey, in: FitRegion(box: box, angle: 0)) else { continue }
+                guard detection.score >= 0, let raw = fitLandmarks(grey, in: FitRegion(box: box, angle: 0)) else {
+                    watchCutByEdge(box, grey)
+                    continue
+                }
                 startFace(raw, detection, scoredByScan: true)
             } else {
-                guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else { continue }
+                guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else {
+                    watchCutByEdge(box, grey)
+                    continue
+                }
                 startFace(raw, sighting)
             }
             // The scan saw it there: its moving on from there is no news.

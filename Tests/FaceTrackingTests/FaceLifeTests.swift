@@ -118,4 +118,19 @@ import Testing
         #expect(EdgeContact(cut, moving: Point(x: -3, y: 0), width: 1280, height: 720) == .cutByEdge, "moving back in")
         #expect(EdgeContact(FaceBox(x: 100, y: -20, width: 200, height: 200), moving: Point(x: 0, y: -5), width: 1280, height: 720) == .leaving)
     }
+
+    /// Where a face a scan saw cut by the edge is looked for: where it is once it has come wholly in.
+    @Test func aBoxCutByTheEdgeMovesTheLeastThatPutsItOnTheFrame() {
+        #expect(FaceBox(x: -54, y: 95, width: 167, height: 150).movedInside(width: 1280, height: 720)
+            == FaceBox(x: 0, y: 95, width: 167, height: 150))
+        #expect(FaceBox(x: 1200, y: 650, width: 150, height: 150).movedInside(width: 1280, height: 720)
+            == FaceBox(x: 1130, y: 570, width: 150, height: 150))
+        let inside = FaceBox(x: 100, y: 100, width: 200, height: 200)
+        #expect(inside.movedInside(width: 1280, height: 720) == inside)
+        // Larger than the frame on an axis: centred on it.
+        #expect(FaceBox(x: -30, y: 10, width: 300, height: 300).movedInside(width: 240, height: 480)
+            == FaceBox(x: -30, y: 10, width: 300, height: 300))
+        #expect(FaceBox(x: -90, y: 10, width: 300, height: 300).movedInside(width: 240, height: 480)
+            == FaceBox(x: -30, y: 10, width: 300, height: 300))
+    }
 }
