@@ -26,9 +26,14 @@ extension FaceTracker {
     func watchCutByEdge(_ box: FaceBox, _ grey: Plane) {
         let inside = box.movedInside(width: Float(grey.width), height: Float(grey.height))
         guard inside != box, !soughtFaces.contains(where: { $0.region.box.overlap(with: inside) > 0.2 }) else { return }
-        if soughtFaces.count == settings.maximumFaces { soughtFaces.removeFirst() }
         let until = frameIndex + settings.detectionInterval
-        soughtFaces.append(SoughtFace(region: FitRegion(box: inside, angle: 0), cause: .cutByEdge(until: until), firstLaterID: nextID))
+        seek(SoughtFace(region: FitRegion(box: inside, angle: 0), cause: .cutByEdge(until: until), firstLaterID: nextID))
+    }
+
+    /// Adds a place to look for a face, the oldest given up when `maximumFaces` are sought already.
+    func seek(_ sought: SoughtFace) {
+        if soughtFaces.count == settings.maximumFaces { soughtFaces.removeFirst() }
+        soughtFaces.append(sought)
     }
 
     /// Where a dropped face is looked for: where it was last shown wholly in view, turned as it was

@@ -169,8 +169,7 @@ public final class FaceTracker {
             let face = faces.remove(at: index)
             if face.life.standing.wasShown && (face.edge != .inside || !kept || !face.isShown) {
                 scheduler.watch(from: frameIndex, small: isSmall(face, fineUseful: fineScanUseful(grey)))
-                if soughtFaces.count == settings.maximumFaces { soughtFaces.removeFirst() }
-                soughtFaces.append(SoughtFace(region: Self.lostRegion(face), cause: .lost(framing: face.framing), firstLaterID: nextID))
+                seek(SoughtFace(region: Self.lostRegion(face), cause: .lost(framing: face.framing), firstLaterID: nextID))
             } else if !face.life.standing.wasShown {
                 for lost in soughtFaces.indices where soughtFaces[lost].isCovered(by: face) {
                     soughtFaces[lost].putOff(from: frameIndex, interval: settings.lostSearchInterval)
