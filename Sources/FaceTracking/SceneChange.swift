@@ -9,10 +9,12 @@ import FrameKit
 /// and one block of a 720p frame's 880 passed the threshold on nearly every frame). The coarse and
 /// the fine scan each keep their own reference.
 ///
-/// Each check also compares the frame with the one the check before measured, to tell a cut (most
-/// of the scene new at once: the stream switched scenes, a camera came on) from motion, and a scene
-/// that settled from one still moving (`changedShareSinceLastCheck`); how much of a settled scene
-/// is new since the coarse scan tells whether a transition ended (`changedShare(since:)`).
+/// Each check also compares the frame with the one the check before measured (`motionSinceLastCheck`),
+/// to tell a cut (most of the scene new at once: the stream switched scenes, a camera came on) from
+/// motion, a scene that settled from one still moving, and a fade from a pan: a fade or a dissolve
+/// moves every block's mean toward the next scene's by about as much at each check, while a camera
+/// that moves changes a block by what its texture brings in, another amount each time. How much of a
+/// settled scene is new since the coarse scan tells whether a transition ended (`changedShare(since:)`).
 ///
 /// A webcam's automatic gain and white balance change every block at once: the blocks are compared
 /// after scaling the reference by the frame's gain, the median of the blocks' ratios (webcam rows
@@ -30,6 +32,12 @@ struct SceneChange {
     /// Blocks counted by their ratio of brightness, one slot per gain step. A fixed-size value on the
     /// stack: `withUnsafeTemporaryAllocation` took its 1.5 KB from the heap on every scene check.
     private typealias GainHistogram = InlineArray<384, Int32>
+    /// A block changed steadily when it moved by more than `steadyThreshold` grey levels since the
+    /// last check, and by within `steadyRatio` times as much, the same way, at each of the
+    /// `steadyChecks` checks before (`SceneMotion.steady`). Noise moves a block's mean by about half a grey level between checks
+    /// (sigma 6), so the smaller threshold still leaves it out, and a slow or faint fade's changes,
+    /// a few grey levels a check, count.
+    static let steadyThreshold: Float = 2, steadyRatio: Float = 1.4, steadyChecks: UInt8 = 2
     /// A block with a pixel this bright, then or now, may have clipped at white as the gain moved:
     /// each pixel then moved by the gain or less, toward white, so the block's mean may lie anywhere
     /// between its mean then and that mean times the gain (a face coming in darkens a bright block
@@ -50,6 +58,11 @@ struct SceneChange {
     private var references: [Reference]
     /// The scene at the last check.
     private var lastCheck = Reference()
+    /// Each block's change at the last check, beyond the gain's; 0 where it moved by `steadyThreshold`
+    /// or less or a face covered it.
+    private var lastCheckChanges: ContiguousArray<Float> = []
+    /// For how many checks in a row each block changed as at the check before.
+    private var steadyRuns: ContiguousArray<UInt8> = []
     /// Scratch for one comparison: the blocks a face covers, then or now.
     private var followedBlocks: ContiguousArray<Bool> = []
     private var columns = 0, rows = 0
@@ -72,6 +85,8 @@ struct SceneChange {
             current = ContiguousArray(repeating: 0, count: columns * rows)
             currentBrightest = ContiguousArray(repeating: 0, count: columns * rows)
             followedBlocks = ContiguousArray(repeating: false, count: columns * rows)
+            lastCheckChanges = ContiguousArray(repeating: 0, count: columns * rows)
+            steadyRuns = ContiguousArray(repeating: 0, count: columns * rows)
             for scan in Scan.allCases { Self.forget(&references[scan.rawValue], size: current.count) }
             Self.forget(&lastCheck, size: current.count)
         }
@@ -123,13 +138,31 @@ struct SceneChange {
         reference.taken = true
     }
 
-    /// The share of the blocks away from the faces now (`faces`) and at the last check that changed
-    /// since that check, beyond the change of the whole frame's gain (0 on the first check); the
-    /// scene as last measured becomes the last check.
-    mutating func changedShareSinceLastCheck(outside faces: some Sequence<FaceBox>) -> Float {
-        let share = lastCheck.taken ? Self.share(changedBlocks(since: lastCheck, outside: faces, firstOnly: false)) : 0
+    /// How the blocks away from the faces now (`faces`) and at the last check changed since that
+    /// check, beyond the change of the whole frame's gain (nothing on the first check); the scene as
+    /// last measured becomes the last check.
+    mutating func motionSinceLastCheck(outside faces: some Sequence<FaceBox>) -> SceneMotion {
+        var changed = 0, steady = 0, counted = 0
+        if lastCheck.taken {
+            markFollowedBlocks(then: lastCheck.faces, now: faces)
+            let gain = self.gain(since: lastCheck)
+            for index in followedBlocks.indices {
+                let before = lastCheckChanges[index], run = steadyRuns[index]
+                lastCheckChanges[index] = 0
+                steadyRuns[index] = 0
+                guard !followedBlocks[index] else { continue }
+                counted += 1
+                if change(of: index, since: lastCheck, gain: gain, beyond: Self.threshold) != nil { changed += 1 }
+                guard let change = change(of: index, since: lastCheck, gain: gain, beyond: Self.steadyThreshold) else { continue }
+                lastCheckChanges[index] = change
+                let ratio = change / before
+                guard ratio >= 1 / Self.steadyRatio && ratio <= Self.steadyRatio else { continue }
+                steadyRuns[index] = min(run, Self.steadyChecks - 1) + 1
+                if steadyRuns[index] >= Self.steadyChecks { steady += 1 }
+            }
+        }
         take(into: &lastCheck, faces: faces)
-        return share
+        return SceneMotion(changed: Self.share((changed, counted)), steady: Self.share((steady, counted)))
     }
 
     /// The share of the blocks away from the faces now (`faces`) and then that changed since `scan`
@@ -169,14 +202,24 @@ struct SceneChange {
         var changed = 0, counted = 0
         for index in followedBlocks.indices where !followedBlocks[index] {
             counted += 1
-            let then = reference.means[index], scaled = min(gain * then, 255)
-            let nearWhite = max(currentBrightest[index], reference.brightest[index]) >= Self.nearWhite
-            let (lowest, highest) = nearWhite ? (min(then, scaled), max(then, scaled)) : (scaled, scaled)
-            guard current[index] < lowest - Self.threshold || current[index] > highest + Self.threshold else { continue }
+            guard change(of: index, since: reference, gain: gain, beyond: Self.threshold) != nil else { continue }
             changed += 1
             if firstOnly { return (changed, counted) }
         }
         return (changed, counted)
+    }
+
+    /// How far block `index`'s mean moved from `reference`'s, scaled by the frame's `gain`, where it
+    /// moved beyond `threshold` grey levels (nil where it did not): a block that may have clipped at
+    /// white may lie anywhere between its mean then and that mean times the gain.
+    private func change(of index: Int, since reference: Reference, gain: Float, beyond threshold: Float) -> Float? {
+        let then = reference.means[index], scaled = min(gain * then, 255)
+        let nearWhite = max(currentBrightest[index], reference.brightest[index]) >= Self.nearWhite
+        let (lowest, highest) = nearWhite ? (min(then, scaled), max(then, scaled)) : (scaled, scaled)
+        let now = current[index]
+        if now < lowest - threshold { return now - lowest }
+        if now > highest + threshold { return now - highest }
+        return nil
     }
 
     /// The median of the blocks' brightness now over then, away from the faces: how much the
@@ -225,6 +268,15 @@ struct SceneChange {
             for box in now { mark(box) }
         }
     }
+}
+
+/// How the scene away from the faces changed between two scene checks.
+struct SceneMotion: Equatable {
+    /// The share of the blocks that changed.
+    var changed: Float
+    /// The share of the blocks that changed as they did at the check before: the same way, by within
+    /// `SceneChange.steadyRatio` times as much (`SceneChange.steadyThreshold`).
+    var steady: Float = 0
 }
 
 extension FaceBox {

@@ -134,14 +134,14 @@ import Testing
 
     /// Scene checks every 3 frames over 100 frames: `share(frame)` of the scene changed since the
     /// check before, and `sinceCoarseScan(frame, lastCoarseScan)` since the coarse scan looked.
-    func checks(_ share: @escaping (Int) -> Float, settings: FaceTracker.Settings? = nil,
+    func checks(_ share: @escaping (Int) -> Float, steady: @escaping (Int) -> Float = { _ in 0 }, settings: FaceTracker.Settings? = nil,
                 sinceCoarseScan: @escaping (_ frame: Int, _ scanned: Int) -> Float = { _, _ in 0 }) -> [DetectionScan: [Int]] {
         scans(0..<100, from: DetectionScheduler(settings: settings ?? self.settings)) { frame, scheduler in
             guard frame % 3 == 0 else { return }
             // The first check has no check before it to compare with.
             let changed = frame == 0 ? 0 : share(frame)
             let sinceScan = scheduler.settles(changedShare: changed) ? sinceCoarseScan(frame, scheduler.lastCoarseScan) : 0
-            scheduler.sceneChecked(at: frame, changedShare: changed, changedSinceCoarseScan: sinceScan)
+            scheduler.sceneChecked(at: frame, motion: SceneMotion(changed: changed, steady: frame == 0 ? 0 : steady(frame)), changedSinceCoarseScan: sinceScan)
             scheduler.sceneChanged(coarse: changed > 0, fine: changed > 0)
         }.runs
     }
@@ -187,6 +187,30 @@ import Testing
         let flashes = checks({ $0 % 6 == 0 ? 0.9 : 0.1 }, sinceCoarseScan: { frame, scanned in (frame % 6 == 0) != (scanned % 6 == 0) ? 0.9 : 0 })
         #expect(flashes[.coarse] == [0, 6, 9, 36, 39, 66, 69, 96, 99] && flashes[.fine] == [1, 7, 10, 37, 40, 67, 70, 97],
                 "a cut on a flash and the scene settled after it, each once an interval")
+    }
+
+    /// A fade from a still scene, changing 0.3 of it between checks from 42 to 72, seen steady
+    /// (`transitionSteadyShare`) from the third check on: the coarse scan at every check while it
+    /// lasts, so that a face fading in is found as soon as it is clear enough. Without the rule the fade's
+    /// face waits for the fade's end or the interval; without the limit (`longestTransition`), a
+    /// steady change that never ends (a slow drift dlib's scans have long seen) would be scanned at
+    /// every check for good.
+    @Test func aTransitionIsScannedAtEveryCheckWhileItLastsForAtMostTwoSeconds() {
+        let fading: (Int) -> Float = { $0 >= 42 && $0 <= 72 ? 0.3 : 0 }
+        let steady: (Int) -> Float = { $0 >= 48 && $0 <= 72 ? 0.5 : 0 }
+        let faded: (Int, Int) -> Float = { frame, scanned in Float(min(frame, 72) - max(scanned, 42)) / 30 }
+        let fade = checks(fading, steady: steady, sinceCoarseScan: faded)
+        #expect(fade[.coarse] == [0, 42] + Array(stride(from: 48, through: 72, by: 3)) && fade[.fine] == [1, 43, 70, 97],
+                "the change at 42, then the coarse scan at every check of the fade from 48, the fine one at its pace")
+        var withoutIt = settings
+        withoutIt.transitionSteadyShare = 2
+        let late = checks(fading, steady: steady, settings: withoutIt, sinceCoarseScan: faded)
+        #expect(late[.coarse] == [0, 42, 72] && late[.fine] == [1, 43, 70, 97], "the fade's face waits for the interval (70, 72)")
+        let endless = checks({ $0 >= 12 ? 0.3 : 0 }, steady: { $0 >= 18 ? 0.5 : 0 })
+        #expect(endless[.coarse] == [0] + Array(stride(from: 18, through: 75, by: 3)) && endless[.fine] == [1, 28, 55, 82],
+                "the coarse scan at every check for 60 frames from 18, then at the interval")
+        let pan = checks({ $0 >= 12 ? 0.3 : 0 }, steady: { $0 >= 18 ? 0.2 : 0 })
+        #expect(pan[.coarse] == [0, 30, 60, 90] && pan[.fine] == [1, 28, 55, 82], "a change less steady waits for the interval")
     }
 
     /// The scene is measured only while a scan waits for it to change, every few frames.

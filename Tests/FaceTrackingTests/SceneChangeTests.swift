@@ -38,7 +38,9 @@ import Testing
 
         mutating func changed(outside faces: [FaceBox] = []) -> Bool { scene.changed(since: .coarse, outside: faces) }
 
-        mutating func changedShare() -> Float { scene.changedShareSinceLastCheck(outside: []) }
+        mutating func changedShare() -> Float { motion().changed }
+
+        mutating func motion() -> SceneMotion { scene.motionSinceLastCheck(outside: []) }
     }
 
     /// Every corpus photo as a still frame under Gaussian noise new on every frame: sigma 6 and 8,
@@ -70,6 +72,26 @@ import Testing
             let changed = still.changed()
             #expect(!changed, "\(photo.name): a gain of \(gain) taken for a change")
         }
+    }
+
+    /// A webcam's gain drifting by 1 % a frame for a second, under sigma-8 noise, moves every block
+    /// the same way at every check, but by the whole frame's gain, which the checks take out: what
+    /// changes steadily beyond it (blocks clipped at white, the gain's steps of 1/256) is 0.08 of the
+    /// blocks at most, far from a transition (`transitionSteadyShare`), which would scan at every check.
+    @Test func aDriftingGainUnderNoiseIsNoTransition() throws {
+        var noise = GaussianNoise(sigma: 8)
+        var worst: Float = 0
+        for photo in try FaceCorpus.shared.get().photos {
+            var still = Still(photo, noise: &noise)
+            _ = still.motion()
+            for frame in stride(from: 3, through: 30, by: 3) {
+                still.show(gain: 1 + Float(frame) / 100, noise: &noise)
+                let steady = still.motion().steady
+                worst = max(worst, steady)
+                #expect(steady < FaceTracker.Settings().transitionSteadyShare / 2, "\(photo.name), frame \(frame): \(steady) of the blocks changed steadily")
+            }
+        }
+        print("a drifting gain under noise: at most \(worst) of the blocks changed steadily")
     }
 
     /// A face of another photo coming into a corner of each photo, under the same noise and a gain
@@ -131,5 +153,67 @@ import Testing
             #expect(cut >= 0.5, "\(photo.name): a cut to \(other.name) changed \(cut) of the blocks")
             #expect(cameraSinceScan < 0.05 && cutSinceScan >= 0.5, "\(photo.name): since the scan, \(cameraSinceScan) with the gain, \(cutSinceScan) after the cut")
         }
+    }
+
+    /// A cross-fade moves every block toward the next scene's mean by about as much at every check;
+    /// a camera panning changes a block by what its texture brings in, another amount each time.
+    /// `DetectionScheduler.sceneChecked` takes a scene whose blocks change steadily
+    /// (`transitionSteadyShare` of them, each for three checks in a row: `SceneChange.steadyChecks`)
+    /// for a transition and scans it at every check: without the tell, a pan would be scanned at
+    /// every check too, or a fade's face found only at its end. Every corpus photo of 400 px and more
+    /// under sigma-6 noise, faded over 1 s (30 frames) to the next photo: 0.35-0.83 of the blocks
+    /// steady from the third check; panned across at 2, 3, 4 and 8 px a frame and diagonally: 0.24
+    /// at most (the slowest over the softest photo). Counted on single checks (two changes alike),
+    /// the fades were 0.40-0.83 and the pans 0.35 at most.
+    @Test func aFadeChangesTheSceneSteadilyAndAPanDoesNot() throws {
+        let settings = FaceTracker.Settings()
+        let photos = try FaceCorpus.shared.get().photos.filter { $0.width >= 400 && $0.height >= 400 }
+        var noise = GaussianNoise(sigma: 6)
+        var fadeSteady: [Float] = [], panSteady: [Float] = []
+        for (index, photo) in photos.enumerated() {
+            let other = photos[(index + 1) % photos.count]
+            let (width, height) = (Int(photo.width), Int(photo.height))
+            var still = Still(photo, noise: &noise)
+            _ = still.motion()
+            for frame in stride(from: 3, through: 33, by: 3) {
+                let blend = Float(min(frame, 30)) / 30
+                still.show(gain: 1, noise: &noise) { pixels in
+                    for y in 0..<height {
+                        for x in 0..<width {
+                            let next = Float(other.pixels[y * Int(other.height) / height * Int(other.width) + x * Int(other.width) / width])
+                            pixels[y * width + x] = UInt8((Float(pixels[y * width + x]) * (1 - blend) + next * blend).rounded())
+                        }
+                    }
+                }
+                let motion = still.motion()
+                // The first checks of the fade have too few changes before them to compare with.
+                guard frame >= 9 && frame < 30 else { continue }
+                fadeSteady.append(motion.steady)
+                #expect(motion.steady >= settings.transitionSteadyShare,
+                        "\(photo.name) fading to \(other.name), frame \(frame): \(motion.steady) of the changes steady, \(motion.changed) changed")
+            }
+            // A window 240 px narrower and 60 px lower than the photo, panned across it.
+            let (windowWidth, windowHeight) = (width - 240, height - 60)
+            let window = UnsafeMutablePointer<UInt8>.allocate(capacity: windowWidth * windowHeight)
+            defer { window.deallocate() }
+            for (dx, dy) in [(2, 0), (3, 0), (4, 0), (8, 0), (4, 2)] {
+                var scene = SceneChange(maximumFaces: 8)
+                for frame in stride(from: 0, through: 27, by: 3) {
+                    for y in 0..<windowHeight {
+                        (window + y * windowWidth).update(from: photo.pixels + (y + frame * dy) * width + frame * dx, count: windowWidth)
+                    }
+                    noise.add(to: window, count: windowWidth * windowHeight)
+                    scene.measure(Plane(base: window, stride: windowWidth, width: windowWidth, height: windowHeight))
+                    let motion = scene.motionSinceLastCheck(outside: [])
+                    guard frame > 0 else { continue }
+                    panSteady.append(motion.steady)
+                    #expect(motion.steady < settings.transitionSteadyShare,
+                            "\(photo.name) panned by \(dx), \(dy) px a frame, frame \(frame): \(motion.steady) of the changes steady, \(motion.changed) changed")
+                }
+            }
+        }
+        print("share of the blocks changed steadily: fades \(fadeSteady.min() ?? 0)-\(fadeSteady.max() ?? 0) (\(fadeSteady.count) checks), "
+              + "pans \(panSteady.min() ?? 0)-\(panSteady.max() ?? 0) (\(panSteady.count))")
+        #expect(fadeSteady.count >= 6 * photos.count && panSteady.count >= 10 * photos.count, "\(fadeSteady.count) fade checks, \(panSteady.count) pan checks")
     }
 }
