@@ -85,7 +85,7 @@ struct DetectionScheduler: Sendable {
     /// both scans are due at once instead of at the next interval; while the checks after it find
     /// most of the scene changing again, for up to `sceneCutChecks` checks, the cut is a quick fade
     /// whose face grows clearer, and the coarse scan is due at each. A scene whose blocks change as at
-    /// the check before (`transitionSteadyShare` of them) is in a transition, a fade or a dissolve
+    /// the two checks before (`transitionSteadyShare` of them) is in a transition, a fade or a dissolve
     /// to another scene: a face fading in grows clearer at every check, so the coarse scan is due at
     /// every check while it lasts (the fine one, twice the cost, keeps its pace), for at most
     /// `longestTransition` frames (a steady change that lasts longer is a scene that keeps

@@ -34,9 +34,9 @@ struct SceneChange {
     private typealias GainHistogram = InlineArray<384, Int32>
     /// A block changed steadily when it moved by more than `steadyThreshold` grey levels since the
     /// last check, and by within `steadyRatio` times as much, the same way, at each of the
-    /// `steadyChecks` checks before (`SceneMotion.steady`). Noise moves a block's mean by about half a grey level between checks
-    /// (sigma 6), so the smaller threshold still leaves it out, and a slow or faint fade's changes,
-    /// a few grey levels a check, count.
+    /// `steadyChecks` checks before (`SceneMotion.steady`). Noise moves a block's mean by about half
+    /// a grey level between checks (sigma 6), so the smaller threshold still leaves it out, and a
+    /// slow or faint fade's changes, a few grey levels a check, count.
     static let steadyThreshold: Float = 2, steadyRatio: Float = 1.4, steadyChecks: UInt8 = 2
     /// A block with a pixel this bright, then or now, may have clipped at white as the gain moved:
     /// each pixel then moved by the gain or less, toward white, so the block's mean may lie anywhere
@@ -152,8 +152,8 @@ struct SceneChange {
                 steadyRuns[index] = 0
                 guard !followedBlocks[index] else { continue }
                 counted += 1
-                if change(of: index, since: lastCheck, gain: gain, beyond: Self.threshold) != nil { changed += 1 }
                 guard let change = change(of: index, since: lastCheck, gain: gain, beyond: Self.steadyThreshold) else { continue }
+                if abs(change) > Self.threshold { changed += 1 }
                 lastCheckChanges[index] = change
                 let ratio = change / before
                 guard ratio >= 1 / Self.steadyRatio && ratio <= Self.steadyRatio else { continue }
