@@ -146,9 +146,7 @@ import TestFixtures
                 if distance >= outAt { wasOut = true }
                 guard wasOut else { continue }
                 if whole && wholeAt == nil {
-                    var found = [dr_detection](repeating: dr_detection(), count: 16)
-                    let count = Int(dr_detect(frame, Int32(width), Int32(height), Int32(width), 0, &found, 16, &error))
-                    let seen = found.prefix(max(0, count)).contains {
+                    let seen = try stockDetections(in: plane).contains {
                         $0.width >= 80 && $0.centre.distance(to: centre) < side * 0.3
                     }
                     if seen { wholeAt = index }

@@ -67,11 +67,11 @@ private struct FadeIn {
         func findWithDlib(_ plane: Plane, frame index: Int) {
             guard foundByDlib == nil, index >= cut, index % 3 == 0 else { return }
             let centre = sequence.expected(frame: index).centroid
-            var found = [dr_detection](repeating: dr_detection(), count: 16)
-            var error: UnsafeMutablePointer<CChar>?
-            let count = Int(dr_detect(plane.base, Int32(plane.width), Int32(plane.height), Int32(plane.stride), 0, &found, 16, &error))
-            dr_free_error(error)
-            if found.prefix(max(0, count)).contains(where: { $0.width >= 80 && $0.centre.distance(to: centre) < $0.width / 3 }) { foundByDlib = index }
+            do {
+                if try stockDetections(in: plane).contains(where: { $0.width >= 80 && $0.centre.distance(to: centre) < $0.width / 3 }) { foundByDlib = index }
+            } catch {
+                Issue.record(error, "\(person), frame \(index)")
+            }
         }
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             guard index < cut + fade + 30 else { return }

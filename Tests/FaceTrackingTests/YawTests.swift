@@ -134,7 +134,6 @@ private struct YawRun {
         settings.synchronousDetection = !detectionOneFrameLate
         let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
-        var error: UnsafeMutablePointer<CChar>?
         var faceSide: Float?
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
             tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)
@@ -146,12 +145,16 @@ private struct YawRun {
             }
             guard index % 5 == 0 else { return }
             let grey = frame.luma
-            var detections = [dr_detection](repeating: dr_detection(), count: 16)
-            let detected = Int(dr_detect(grey.base, Int32(grey.width), Int32(grey.height), Int32(grey.stride), 0, &detections, 16, &error))
-            #expect(detected >= 0, "dlib's stock detector failed on frame \(index)")
+            let detections: [dr_detection]
+            do {
+                detections = try stockDetections(in: grey)
+            } catch {
+                Issue.record(error, "frame \(index)")
+                return
+            }
             // The face as a whole: a box of about the size dlib drew around it unturned, on the
             // first frame (its near half, turned away, is boxed two pyramid steps smaller).
-            let whole = detections.prefix(max(0, detected)).filter { box in
+            let whole = detections.filter { box in
                 box.width >= 80 && faceSide.map { max(box.width, $0) / min(box.width, $0) < 1.3 } ?? true
             }
             let turningBack = index > 0 && abs(yaw) < abs(Float(sequence.truth.yaw[index - 1][0]))
