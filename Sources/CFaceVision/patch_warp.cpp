@@ -1,6 +1,5 @@
 // Image operations on grey frames: the patch warp (OpenCV's, to the bit, without allocating), the
-// block means a small patch is warped from, and the detector's downscale; and what the C API says
-// of the build and its errors.
+// block means a small patch is warped from, and the detector's downscale; and what the C API says of the build and its errors.
 #include "face_vision.h"
 #include "shim_support.h"
 
@@ -118,16 +117,10 @@ int fv_average_blocks(const uint8_t *grey, int width, int height, int stride, in
         report(error, "block means: a factor of 1..." + std::to_string(fv::kLargestAveragingFactor) + " and a non-empty image are needed");
         return -1;
     }
-    // The scratch's allocation may throw, which must not cross into C.
-    try {
-        const int columns = (width + factor - 1) / factor, rows = (height + factor - 1) / factor;
-        std::vector<uint16_t> columnSums(fv::kAveragingScratch);
-        fv::averageBlocks(grey, width, height, static_cast<size_t>(stride), factor, 0, 0, columns, rows, destination, columnSums.data());
-        return 0;
-    } catch (const std::exception &e) {
-        report(error, std::string("block means failed: ") + e.what());
-        return -1;
-    }
+    const int columns = (width + factor - 1) / factor, rows = (height + factor - 1) / factor;
+    std::vector<uint16_t> columnSums(fv::kAveragingScratch);
+    fv::averageBlocks(grey, width, height, static_cast<size_t>(stride), factor, 0, 0, columns, rows, destination, columnSums.data());
+    return 0;
 }
 
 int fv_warp_patch(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch,
