@@ -1,5 +1,6 @@
-// Image operations on grey frames: the patch warp (OpenCV's, to the bit, without allocating) and
-// the detector's downscale; and what the C API says of the build and its errors.
+// Image operations on grey frames: the patch warp (OpenCV's, to the bit, without allocating), the
+// block means a small patch is warped from, and the detector's downscale; and what the C API says
+// of the build and its errors.
 #include "face_vision.h"
 #include "shim_support.h"
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <immintrin.h>
 
@@ -62,6 +64,34 @@ void warpAffineReplicate(const uint8_t *source, int width, int height, size_t st
     }
 }
 
+void averageBlocks(const uint8_t *source, int width, int height, size_t stride, int factor, int firstColumn, int firstRow,
+                   int columns, int rows, uint8_t *destination, uint16_t *columnSums) {
+    // Each row of blocks: the columns of pixels summed down the block's rows first (contiguous, so
+    // the compiler vectorises it; at most 255 rows of 255 fit 16 bits), then each block's columns
+    // summed across, a chunk of blocks at a time that fits kAveragingScratch.
+    const int blocksPerChunk = std::max(1, kAveragingScratch / factor);
+    for (int r = 0; r < rows; ++r) {
+        const int y0 = (firstRow + r) * factor, y1 = std::min(y0 + factor, height);
+        uint8_t *out = destination + static_cast<size_t>(r) * columns;
+        for (int chunk = 0; chunk < columns; chunk += blocksPerChunk) {
+            const int chunkBlocks = std::min(blocksPerChunk, columns - chunk);
+            const int x0 = (firstColumn + chunk) * factor, x1 = std::min(x0 + chunkBlocks * factor, width);
+            std::fill(columnSums, columnSums + (x1 - x0), uint16_t{0});
+            for (int y = y0; y < y1; ++y) {
+                const uint8_t *line = source + static_cast<size_t>(y) * stride + x0;
+                for (int x = 0; x < x1 - x0; ++x) columnSums[x] = static_cast<uint16_t>(columnSums[x] + line[x]);
+            }
+            for (int b = 0; b < chunkBlocks; ++b) {
+                const int from = b * factor, to = std::min(from + factor, x1 - x0);
+                uint32_t sum = 0;
+                for (int x = from; x < to; ++x) sum += columnSums[x];
+                const uint32_t count = static_cast<uint32_t>((to - from) * (y1 - y0));
+                out[chunk + b] = static_cast<uint8_t>((sum + count / 2) / count);
+            }
+        }
+    }
+}
+
 }  // namespace fv
 
 using fv::report;
@@ -79,6 +109,23 @@ int fv_downscale(const uint8_t *source, int width, int height, int stride,
         return 0;
     } catch (const std::exception &e) {
         report(error, std::string("downscale for detection failed: ") + e.what());
+        return -1;
+    }
+}
+
+int fv_average_blocks(const uint8_t *grey, int width, int height, int stride, int factor, uint8_t *destination, char **error) {
+    if (factor < 1 || factor > fv::kLargestAveragingFactor || width < 1 || height < 1) {
+        report(error, "block means: a factor of 1..." + std::to_string(fv::kLargestAveragingFactor) + " and a non-empty image are needed");
+        return -1;
+    }
+    // The scratch's allocation may throw, which must not cross into C.
+    try {
+        const int columns = (width + factor - 1) / factor, rows = (height + factor - 1) / factor;
+        std::vector<uint16_t> columnSums(fv::kAveragingScratch);
+        fv::averageBlocks(grey, width, height, static_cast<size_t>(stride), factor, 0, 0, columns, rows, destination, columnSums.data());
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("block means failed: ") + e.what());
         return -1;
     }
 }

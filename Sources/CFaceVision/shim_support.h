@@ -32,6 +32,16 @@ constexpr int kLargestPatch = 96 + 2 * 80;
 void warpAffineReplicate(const uint8_t *source, int width, int height, size_t stride, uint8_t *destination,
                          int side, size_t destinationStride, const double (&forward)[6]);
 
+// The scratch averageBlocks needs, and its largest block: 255 rows of 255 still sum in 16 bits.
+constexpr int kAveragingScratch = 4096, kLargestAveragingFactor = 255;
+
+// The mean of each block of `factor` x `factor` pixels of the frame (of the pixels inside it, at its
+// right and bottom edges), for the blocks `columns` x `rows` from block (`firstColumn`, `firstRow`),
+// into `destination`, rows `columns` bytes apart; `columnSums` holds kAveragingScratch values of
+// scratch; `factor` at most kLargestAveragingFactor.
+void averageBlocks(const uint8_t *source, int width, int height, size_t stride, int factor, int firstColumn, int firstRow,
+                   int columns, int rows, uint8_t *destination, uint16_t *columnSums);
+
 }  // namespace fv
 
 #endif

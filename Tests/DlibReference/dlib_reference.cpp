@@ -97,6 +97,18 @@ int dr_warp_affine(const uint8_t *grey, int width, int height, int stride, const
     }
 }
 
+int dr_resize_area(const uint8_t *grey, int width, int height, int stride, int factor, uint8_t *out, char **error) {
+    try {
+        cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(grey), static_cast<size_t>(stride));
+        cv::Mat resized(height / factor, width / factor, CV_8UC1, out);
+        cv::resize(image, resized, resized.size(), 0, 0, cv::INTER_AREA);
+        return 0;
+    } catch (const std::exception &e) {
+        report(error, std::string("cv::resize failed: ") + e.what());
+        return -1;
+    }
+}
+
 long dr_hog_features(const uint8_t *grey, int width, int height, int stride, float *features, long capacity, int *rows,
                      int *columns, char **error) {
     try {

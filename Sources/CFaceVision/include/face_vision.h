@@ -56,8 +56,11 @@ void fv_detector_prune_filters(fv_detector *detector, int prune);
 /// box widths (0...1) of where it is, at the detector's finest scale: writes the detector's best
 /// window there, as a box of the same kind, to `found`, and its score in fv_detect's units (0 is the
 /// threshold) to `score`; when no window scores above -2, `found` is `box` and `score` -2. 0 on
-/// success, -1 on error. The patch it scans, its features and the filters' outputs are kept in
-/// `detector`: after the first call with a given `reach`, a call allocates nothing.
+/// success, -1 on error. A patch 1.5 times smaller than the frame or more is warped from the means of
+/// the frame's blocks of that many pixels (fv_average_blocks), as dlib's pyramid sees a face through
+/// the mean of many of its pixels. The patch it scans, its features, the block means and the
+/// filters' outputs are kept in `detector`: after the first call with a given `reach`, a call
+/// allocates nothing.
 int fv_locate_face(fv_detector *detector, const uint8_t *grey, int width, int height, int stride,
                    fv_box box, float angle, float reach, fv_box *found, double *score, char **error);
 
@@ -95,6 +98,11 @@ int fv_solve_pose(fv_pose_solver *solver, const fv_point landmarks[FV_LANDMARK_C
 /// 0 on success, -1 on error.
 int fv_downscale(const uint8_t *source, int width, int height, int stride,
                  uint8_t *destination, int destination_width, int destination_height, char **error);
+
+/// The mean of each block of `factor` x `factor` pixels of the image (of those inside it at its right
+/// and bottom edges), as cv::resize with INTER_AREA gives where the sides divide by `factor`, into
+/// `destination`, (width / factor) x (height / factor) rounded up; 0, or -1 on error.
+int fv_average_blocks(const uint8_t *grey, int width, int height, int stride, int factor, uint8_t *destination, char **error);
 
 /// The sampling fv_locate_face reads its patch with: cv::warpAffine(image, patch, forward,
 /// INTER_LINEAR, BORDER_REPLICATE) into a `side` x `side` patch (1...256, rows `side` bytes apart),

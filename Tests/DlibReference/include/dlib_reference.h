@@ -33,6 +33,10 @@ int dr_fit(const dr_predictor *predictor, const uint8_t *grey, int width, int he
 int dr_warp_affine(const uint8_t *grey, int width, int height, int stride, const double forward[6], uint8_t *patch, int side,
                    char **error);
 
+/// cv::resize(image, out, (width / factor, height / factor), INTER_AREA): for sides that divide by
+/// `factor`, the mean of each block of `factor` x `factor` pixels.
+int dr_resize_area(const uint8_t *grey, int width, int height, int stride, int factor, uint8_t *out, char **error);
+
 /// dlib::float_spatially_filter_image_separable over a `rows` x `columns` plane of floats, into `out`
 /// or (`add`) added to what it holds, with dlib's own scratch image.
 int dr_separable_filter(const float *plane, int rows, int columns, const float *row_filter, int row_taps,
