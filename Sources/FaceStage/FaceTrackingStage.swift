@@ -127,12 +127,16 @@ public final class FaceTrackingStage: FrameStage, Sendable {
             onEvent?(.lookChanged(name: next.name, seconds: seconds))
         }
         // Under load, faces are refitted on every second or fourth frame only; on the frames between,
-        // their landmarks (and stickers) move on as they moved between the last two fits.
+        // their landmarks (and stickers) move on as their pixels moved since the last fit, which
+        // keeps their pixels for that.
         if frames.load(ordering: .relaxed) % state.shedding.level.trackingStride != 0 {
             lightenedFrames.add(1, ordering: .relaxed)
-            tracker.coast(to: seconds)
+            let coastStart = threadCPUNanoseconds()
+            tracker.coast(frame.luma, to: seconds)
+            frameThreadTrackingCPU.add(threadCPUNanoseconds() &- coastStart, ordering: .relaxed)
         } else {
             let trackingStart = threadCPUNanoseconds()
+            tracker.keepsPatches = state.shedding.level > .full
             tracker.process(frame.luma, seconds: seconds)
             frameThreadTrackingCPU.add(threadCPUNanoseconds() &- trackingStart, ordering: .relaxed)
             for event in tracker.expressionEvents { expressionChanged(event, &state.activeExpressions) }

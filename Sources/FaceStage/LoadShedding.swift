@@ -2,9 +2,9 @@
 /// cannot keep up, or the machine is busy), so that it lightens its own work before the queue
 /// overflows and whole frames are dropped: first it refits faces on every other frame (detection
 /// with it), then on every fourth; stickers stay on every frame, since a sticker blinking on and off
-/// is worse to watch than one that lags, carried on between fits as the face last moved
-/// (`FaceTracker.coast`), since one that stands still for three frames and then jumps is worse
-/// than either. It steps back once the queue has stayed nearly empty for two seconds.
+/// is worse to watch than one that lags, carried on between fits by how far the face's pixels
+/// moved (`FaceTracker.coast`), since one that stands still for three frames and then jumps is
+/// worse than either. It steps back once the queue has stayed nearly empty for two seconds.
 public struct LoadShedding: Sendable, Equatable {
     public enum Level: Int, Sendable, Comparable {
         case full = 0

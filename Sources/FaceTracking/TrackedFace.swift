@@ -36,6 +36,11 @@ public struct TrackedFace {
     var posedAt: Double = 0
     var landmarksMotion = FaceMotion.none
     var fitInterval: Double = 0
+    /// Its inner face's pixels at the last fit, kept while the tracker coasts between fits
+    /// (`FaceTracker.keepsPatches`), and how far they had moved on the last frame coasted, and when.
+    var patch: FacePatch?
+    var followedShift = Point.zero
+    var followedAt: Double = 0
     var edge = EdgeContact.inside
     /// Its fit's region on the last frame it was shown wholly in view: where it is looked for once it
     /// is dropped (`FaceTracker.lostRegion`).

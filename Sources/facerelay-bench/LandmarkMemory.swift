@@ -96,11 +96,25 @@ struct LandmarkMemory: ParsableCommand {
         let trackAllocationsBefore = fr_allocation_count()
         for frame in 30..<(30 + frames) { tracker.process(image.plane, seconds: Double(frame) / 30) }
         let trackAllocations = Double(fr_allocation_count() - trackAllocationsBefore) / Double(frames)
+        // Under load the face stage fits every fourth frame and coasts through the three between,
+        // following the face's pixels from the fit (`FaceTracker.coast`): each kind of frame's
+        // allocations and frame-thread CPU.
+        tracker.keepsPatches = true
+        var fitted = (allocations: 0, nanoseconds: UInt64(0), count: 0), coasted = fitted
+        for frame in (30 + frames)..<(30 + 3 * frames) {
+            let seconds = Double(frame) / 30
+            let allocationsBefore = fr_allocation_count(), cpuBefore = threadCPUNanoseconds()
+            if frame % 4 == 0 { tracker.process(image.plane, seconds: seconds) } else { tracker.coast(image.plane, to: seconds) }
+            let allocated = Int(fr_allocation_count() - allocationsBefore), spent = threadCPUNanoseconds() &- cpuBefore
+            if frame % 4 == 0 { fitted = (fitted.allocations + allocated, fitted.nanoseconds + spent, fitted.count + 1) }
+            else { coasted = (coasted.allocations + allocated, coasted.nanoseconds + spent, coasted.count + 1) }
+        }
 
         let second = try LandmarkModel(path: landmarkModel)
         report("a second model (each stream, unshared)")
         withExtendedLifetime((landmarkers, tracker, second)) {}
         print("allocations per call after the first: " + scans.map { "\($0.0) \(formatted($0.1, decimals: 2))" }.joined(separator: "; "))
+        print("under load, fitting every fourth frame: per fitted frame \(formatted(Double(fitted.allocations) / Double(fitted.count), decimals: 2)) allocations, \(formatted(Double(fitted.nanoseconds) / Double(fitted.count) / 1e6, decimals: 3)) ms CPU; per coasted frame (the face's pixels followed) \(formatted(Double(coasted.allocations) / Double(coasted.count), decimals: 2)) allocations, \(formatted(Double(coasted.nanoseconds) / Double(coasted.count) / 1e6, decimals: 3)) ms CPU")
         print("allocations per fit after the first: \(formatted(fitAllocations, decimals: 2)); per detector check of a fit: \(formatted(checkAllocations, decimals: 2)); per tracked frame on the frame thread (fit, pose, expressions): \(formatted(trackAllocations, decimals: 2)); vision errors: \(tracker.visionErrors)")
     }
 }

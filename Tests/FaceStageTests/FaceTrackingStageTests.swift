@@ -156,8 +156,10 @@ private func tracked(_ stage: FaceTrackingStage) -> Int {
         #expect(figures?.loadLevel == 2 && figures?.lightenedFrames == 14, "\(String(describing: figures))")
     }
 
-    /// On the frames it does not track, a moving face's landmarks (and its sticker) move on as they
-    /// moved between the last two fits. Kept at the last fit instead, a face sliding 6 px and
+    /// On the frames it does not track, where the face's pixels cannot be followed (a drawn face on
+    /// a flat frame: nothing to match; real faces are followed by their pixels, `CoastingTests`), a
+    /// moving face's landmarks (and its sticker) move on as they moved between the last two fits.
+    /// Kept at the last fit instead, a face sliding 6 px and
     /// turning 0.6 degrees a frame at the second step stands still for three frames and then jumps:
     /// 18 px behind on every fourth frame, against the few pixels the smoothing lags on a fitted one.
     @Test func aMovingFaceKeepsMovingOnFramesThatAreNotTracked() {

@@ -98,7 +98,9 @@ import TestFixtures
         let errors = located.map(\.error)
         // Within 3 px (6 at 1280x720) of the frame's own nose tip, where the face moves up to 4 px a
         // frame: a loaded machine (a debug build beside Chromium) refits the face on every second or
-        // fourth frame only (load shedding), and the badge coasts between fits.
+        // fourth frame only (load shedding), and the badge follows the face's pixels between fits.
+        // Carried on at the speed of the last two fits instead, it overshot each turn of the face
+        // (up to 5 px here; 12 px at 1280x720 fitting every fourth frame) and this failed.
         let close = errors.filter { $0 < 3 }.count
         #expect(errors.count > 100 && close >= errors.count * 95 / 100 && errors.allSatisfy { $0 < 8 },
                 "the badge's centre from the nose tip (px at 640x360): \(close) of \(errors.count) within 3, worst \(errors.max() ?? -1), mean \(errors.reduce(0, +) / Double(max(1, errors.count))); frames over 3 px (index, px): \(located.filter { $0.error >= 3 }.prefix(40).map { "\($0.index) \(Int($0.error.rounded()))" })")
