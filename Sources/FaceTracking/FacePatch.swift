@@ -108,7 +108,8 @@ final class FacePatch {
         guard let side = read(grey, scale: scale, originX: &originX, originY: &originY, margin: reach) else { return nil }
         let positions = 2 * reach + 1
         var best = (x: 0, y: 0, cost: Float.infinity)
-        func cost(_ ox: Int, _ oy: Int) -> Float {
+        /// The squared difference at (`ox`, `oy`), or some sum over `bound` once past it.
+        func cost(_ ox: Int, _ oy: Int, bound: Float = .infinity) -> Float {
             var sum: Float = 0
             for y in 0..<n {
                 let row = scale.image + (oy + y) * side + ox, template = scale.template + y * n
@@ -116,12 +117,13 @@ final class FacePatch {
                     let d = row[x] - template[x]
                     sum += d * d
                 }
+                if sum > bound { break }
             }
             return sum
         }
         for oy in 0..<positions {
             for ox in 0..<positions {
-                let value = cost(ox, oy)
+                let value = cost(ox, oy, bound: best.cost)
                 if value < best.cost { best = (ox, oy, value) }
             }
         }
@@ -158,18 +160,22 @@ final class FacePatch {
         return side
     }
 
-    /// The mean of each of `cells` x `rows` blocks of `block` pixels from (`left`, `top`).
+    /// The mean of each of `cells` x `rows` blocks of `block` pixels from (`left`, `top`), read on
+    /// every `block / 4`-th row and column: 16 pixels or more a block, enough to average out sensor
+    /// noise, where reading every pixel of a large face's coarse search (blocks of 20 pixels) cost
+    /// as much as the rest of the follow.
     private static func average(_ grey: Plane, left: Int, top: Int, block: Int, cells: Int, rows: Int, into out: UnsafeMutablePointer<Float>) {
-        let scale = 1 / Float(block * block)
+        let step = max(1, block / 4), samples = (block + step - 1) / step
+        let scale = 1 / Float(samples * samples)
         for row in 0..<rows {
             let cellsOut = out + row * cells
             for cell in 0..<cells { cellsOut[cell] = 0 }
-            for y in (top + row * block)..<(top + row * block + block) {
+            for y in Swift.stride(from: top + row * block, to: top + row * block + block, by: step) {
                 let line = grey.row(y) + left
                 for cell in 0..<cells {
                     var sum = 0
                     let start = cell * block
-                    for x in start..<(start + block) { sum &+= Int(line[x]) }
+                    for x in Swift.stride(from: start, to: start + block, by: step) { sum &+= Int(line[x]) }
                     cellsOut[cell] += Float(sum)
                 }
             }

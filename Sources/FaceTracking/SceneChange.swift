@@ -117,12 +117,15 @@ struct SceneChange {
 
     /// `scan` looks at the scene as last measured, with faces at `faces`.
     mutating func markScanned(_ scan: Scan, faces: some Sequence<FaceBox>) {
-        take(into: &references[scan.rawValue], faces: faces)
+        Self.take(current, currentBrightest, into: &references[scan.rawValue], faces: faces)
     }
 
-    /// The scene as last measured becomes `reference`, with faces at `faces` (within the room kept,
-    /// not to allocate).
-    private func take(into reference: inout Reference, faces: some Sequence<FaceBox>) {
+    /// The scene as last measured (`current`, `currentBrightest`) becomes `reference`, with faces at
+    /// `faces` (within the room kept, not to allocate). Static, and handed the arrays it reads: a
+    /// method reading `self` while a reference kept in `self` is written copied `self`, so the
+    /// reference's arrays were shared and written by copying them (three allocations a check).
+    private static func take(_ current: ContiguousArray<Float>, _ currentBrightest: ContiguousArray<UInt8>, into reference: inout Reference,
+                             faces: some Sequence<FaceBox>) {
         reference.means.withUnsafeMutableBufferPointer { means in
             current.withUnsafeBufferPointer { now in
                 for i in means.indices { means[i] = now[i] }
@@ -161,7 +164,7 @@ struct SceneChange {
                 if steadyRuns[index] >= Self.steadyChecks { steady += 1 }
             }
         }
-        take(into: &lastCheck, faces: faces)
+        Self.take(current, currentBrightest, into: &lastCheck, faces: faces)
         return SceneMotion(changed: Self.share((changed, counted)), steady: Self.share((steady, counted)))
     }
 
