@@ -15,9 +15,10 @@ import Testing
     /// stickers are placed) on the three frames between, followed by the face's pixels
     /// (`FacePatch`), lie no more than 4 % of the eye distance further from dlib's fit on the face's
     /// own box than on the fitted frames, and the median person's worst coasted frame within 6 %.
-    /// Measured: swaying, the worst fitted frames 1.3-4.4 %, coasted 3.0-6.1 (tflite_portrait_large,
-    /// whose fit flips to a second place now and then, 8-10 % on both); darting 2.0-5.9 and 3.2-6.5;
-    /// coasted at most 2.8 more than fitted. Carried on at the speed of the last two fits instead,
+    /// Measured: swaying, the worst fitted frames 1.3-3.4 %, coasted 3.2-5.6 (tflite_portrait_large,
+    /// whose fit flips to a second place now and then, 8-10 % on both); darting 2.3-6.4 and 2.7-5.1;
+    /// coasted at most 2.9 more than fitted, and under noise draw 3 (`FACERELAY_NOISE_SEED`) 2.6.
+    /// Carried on at the speed of the last two fits instead,
     /// the coasted frames lay 75-104 % off swaying and 92-160 % darting: the landmarks went on the
     /// wrong way for three frames after every turn. And the fit itself, started where the fits alone
     /// predicted (120 px past a darting face's turn), lost the face: up to 170 % off.
