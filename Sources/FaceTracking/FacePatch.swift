@@ -212,53 +212,45 @@ final class FacePatch {
 
     /// Inverse compositional Lucas-Kanade for a shift: where in the read blocks (`imageSide` across)
     /// the template's top left corner lies, started at `start`, and the RMS of what the match leaves
-    /// after the mean; nil when it leaves the read blocks or does not settle.
+    /// after the mean (at the last step's start, within a hundredth of a block of the end); nil
+    /// when it leaves the read blocks or does not settle.
     private static func match(_ scale: Scale, imageSide: Int, from start: Point) -> (at: Point, residual: Float)? {
-        let n = scale.cells, t = scale.template, image = scale.image
         var px = start.x, py = start.y
-        let limit = Float(imageSide - n - 1)
+        let limit = Float(imageSide - scale.cells - 1)
         for _ in 0..<30 {
             guard px >= 0, py >= 0, px <= limit, py <= limit else { return nil }
-            let ix = Int(px), iy = Int(py)
-            let ax = px - Float(ix), ay = py - Float(iy)
-            let w00 = (1 - ax) * (1 - ay), w01 = ax * (1 - ay), w10 = (1 - ax) * ay, w11 = ax * ay
-            var bx: Float = 0, by: Float = 0
-            for y in 0..<n {
-                let row0 = image + (iy + y) * imageSide + ix, row1 = row0 + imageSide
-                let base = y * n
-                for x in 0..<n {
-                    let sample = row0[x] * w00 + row0[x + 1] * w01 + row1[x] * w10 + row1[x + 1] * w11
-                    let error = sample - t[base + x]
-                    bx += scale.gradientX[base + x] * error
-                    by += scale.gradientY[base + x] * error
-                }
-            }
-            let dx = scale.inverse.xx * bx + scale.inverse.xy * by
-            let dy = scale.inverse.xy * bx + scale.inverse.yy * by
+            let found = compare(scale, imageSide: imageSide, at: px, py)
+            let dx = scale.inverse.xx * found.bx + scale.inverse.xy * found.by
+            let dy = scale.inverse.xy * found.bx + scale.inverse.yy * found.by
             // Inverse compositional: the template's step, taken back on the image.
             px -= dx
             py -= dy
-            if dx * dx + dy * dy < 1e-4 { return (Point(x: px, y: py), residual(scale, imageSide: imageSide, at: px, py)) }
+            if dx * dx + dy * dy < 1e-4 { return (Point(x: px, y: py), found.residual) }
         }
         return nil
     }
 
-    private static func residual(_ scale: Scale, imageSide: Int, at px: Float, _ py: Float) -> Float {
+    /// The template against the read blocks sampled (bilinearly) with its top left corner at
+    /// (`px`, `py`): the sums of its gradients times the differences, and the RMS of the
+    /// differences after their mean.
+    private static func compare(_ scale: Scale, imageSide: Int, at px: Float, _ py: Float) -> (bx: Float, by: Float, residual: Float) {
         let n = scale.cells, t = scale.template, image = scale.image
-        guard px >= 0, py >= 0, px <= Float(imageSide - n - 1), py <= Float(imageSide - n - 1) else { return .infinity }
         let ix = Int(px), iy = Int(py)
         let ax = px - Float(ix), ay = py - Float(iy)
         let w00 = (1 - ax) * (1 - ay), w01 = ax * (1 - ay), w10 = (1 - ax) * ay, w11 = ax * ay
-        var sum: Float = 0, squares: Float = 0
+        var bx: Float = 0, by: Float = 0, sum: Float = 0, squares: Float = 0
         for y in 0..<n {
             let row0 = image + (iy + y) * imageSide + ix, row1 = row0 + imageSide
+            let base = y * n
             for x in 0..<n {
-                let error = row0[x] * w00 + row0[x + 1] * w01 + row1[x] * w10 + row1[x + 1] * w11 - t[y * n + x]
+                let error = row0[x] * w00 + row0[x + 1] * w01 + row1[x] * w10 + row1[x + 1] * w11 - t[base + x]
+                bx += scale.gradientX[base + x] * error
+                by += scale.gradientY[base + x] * error
                 sum += error
                 squares += error * error
             }
         }
         let count = Float(n * n), mean = sum / count
-        return max(0, squares / count - mean * mean).squareRoot()
+        return (bx, by, max(0, squares / count - mean * mean).squareRoot())
     }
 }
