@@ -162,12 +162,19 @@ import TestFixtures
         #expect(wholeIndices.count == whole.frames.count && (wholeIndices.first ?? 99) <= 1 && wholeIndices.count >= 330,
                 "the untouched output: \(wholeIndices.count) frames from \(wholeIndices.first ?? -1)")
         #expect((removedIndices.last ?? .max) < (wholeIndices.last ?? 0) - 60, "the removed output ended at \(removedIndices.last ?? -1)")
-        // A frame the relay itself let go (a live input's queue at the end of the publish) is
-        // missing from every output alike; adding and removing outputs costs the untouched one none.
+        // A frame the relay itself let go (its live input's queue, at the end of the publish or on
+        // a machine loaded by other tests) is missing from every output alike; adding and removing
+        // outputs costs the untouched one none: no frame another output got while outputs changed
+        // is missing from it, and no run of 4 frames or more (a stall of 130 ms on the frame thread
+        // or at the encoder) is missing from all of them; a CI machine loaded by the tracker's tests
+        // dropped single frames and pairs.
         let changes = ((addedIndices.first ?? 0) - 30)...((removedIndices.last ?? 0) + 30)
         let wholeGaps = Self.gaps(wholeIndices)
-        #expect(zip(wholeIndices, wholeIndices.dropFirst()).filter { $1 != $0 + 1 && changes.contains($0) }.isEmpty,
-                "gaps in the untouched output while outputs changed: \(wholeGaps)")
+        let untouched = Set(wholeIndices), removedSet = Set(removedIndices), addedSet = Set(addedIndices)
+        let lostByTheUntouchedAlone = changes.filter { !untouched.contains($0) && (removedSet.contains($0) || addedSet.contains($0)) }
+        #expect(lostByTheUntouchedAlone.isEmpty, "frames the untouched output lost while outputs changed, which another output got: \(lostByTheUntouchedAlone); its gaps: \(wholeGaps)")
+        let stalls = zip(wholeIndices, wholeIndices.dropFirst()).filter { $1 - $0 > 4 && changes.contains($0) }
+        #expect(stalls.isEmpty, "runs of frames missing from every output while outputs changed: \(stalls)")
         #expect(Set(Self.gaps(removedIndices)).isSubset(of: wholeGaps))
         // The added output starts at the keyframe it asked for: its first frame is a whole picture.
         #expect(added.frames.first?.index != nil && (addedIndices.first ?? 0) > 60 && addedIndices.count >= 150,
