@@ -25,7 +25,7 @@ import Testing
     @Test(arguments: [false, true]) func theLandmarksBetweenFitsFollowTheFaceByItsPixels(darting: Bool) throws {
         let path = darting ? SwayingFace.darting : SwayingFace.centres
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let landmarker = try DlibLandmarker(model: model)
         let frame = SwayingFace.Frame()
         var worstCoasted: [Float] = []

@@ -367,7 +367,7 @@ import TestFixtures
     /// the edge, and neither is the face.
     @Test func everyFaceDlibFindsIsShownWithDlibsLandmarks() throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         var error: UnsafeMutablePointer<CChar>?
         let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
         defer { dr_predictor_destroy(predictor) }
@@ -416,7 +416,7 @@ import TestFixtures
     @Test(arguments: [140, 95] as [Float])
     func everyFaceDlibFindsInANoisyMovingSequenceIsShownWithDlibsLandmarks(faceSide: Float) throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         var error: UnsafeMutablePointer<CChar>?
         let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
         defer { dr_predictor_destroy(predictor) }
@@ -485,7 +485,7 @@ import TestFixtures
     /// box wander together: tflite_portrait_large's nose moves 0.62 px a frame, against 0.23-0.39.
     @Test func everyFaceStillUnderSensorNoiseIsSteadyOnTheFace() throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         var error: UnsafeMutablePointer<CChar>?
         let predictor = try #require(dr_predictor_load(defaultLandmarkModelPath, &error))
         defer { dr_predictor_destroy(predictor) }

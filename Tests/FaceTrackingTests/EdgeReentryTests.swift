@@ -101,7 +101,7 @@ import TestFixtures
         makeDetector: () throws -> (any FaceDetector, () -> Void, (FaceTracker, PlacedFace) -> Void)
     ) throws -> [(person: String, delay: Int?)] {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         // dlib's warp draws a square frame.
         let (width, height) = (480, 480)
         let frame = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)

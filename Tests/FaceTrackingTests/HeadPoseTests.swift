@@ -19,7 +19,7 @@ import Testing
     /// pose seeded by the first allocates nothing, on every face.
     @Test func everyFaceDlibFindsIsPosedUprightInFrontOfTheCamera() throws {
         let corpus = try FaceCorpus.shared.get()
-        let landmarker = try DlibLandmarker(model: try LandmarkModel())
+        let landmarker = try DlibLandmarker(model: try SharedModel.landmarks())
         var error: UnsafeMutablePointer<CChar>?
         let solver = try #require(fv_pose_solver_create(&error))
         defer { fv_pose_solver_destroy(solver) }
@@ -111,7 +111,7 @@ import Testing
     /// straight line between the second's ends, as gestures were, 3 of these 16.
     @Test func aFaceSlidingFromSideToSideKeepsItsYaw() throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let frame = SwayingFace.Frame()
         let frames = SwayingFace.centres.count
         var ranges: [Double] = []
@@ -142,7 +142,7 @@ import Testing
     @Test func aPoseThatTurnsFasterThanAHeadCanIsNotTaken() throws {
         let corpus = try FaceCorpus.shared.get()
         let photo = try #require(corpus.photos.first { $0.name == "obama2" }, "obama2 is in the corpus")
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let frame = SwayingFace.Frame()
         func sway(headTurnSpeed: Float) throws -> (yaws: [Double], gestures: [String]) {
             var settings = FaceTracker.Settings()
@@ -170,7 +170,7 @@ import Testing
     @Test func aClockThatGoesBackDoesNotFreezeThePose() throws {
         let corpus = try FaceCorpus.shared.get()
         let photo = try #require(corpus.photos.first { $0.name == "obama" }, "obama is in the corpus")
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let landmarker = try DlibLandmarker(model: model)
         var shaking = try #require(try TurningFace(photo, landmarker: landmarker, yaws: TurningFace.shaking))
         let (width, height) = (TurningFace.width, TurningFace.height)

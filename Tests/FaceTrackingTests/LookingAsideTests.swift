@@ -108,7 +108,7 @@ extension TurningFace {
     /// frame's index (the last one `yaws.count - 1`). The number of people.
     static func trackEveryPerson(turnedBy yaws: [Double], _ frame: (TurningFace, FaceTracker, Int) throws -> Void) throws -> Int {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let landmarker = try DlibLandmarker(model: model)
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
         let flat = UnsafeMutablePointer<UInt8>.allocate(capacity: width * width)

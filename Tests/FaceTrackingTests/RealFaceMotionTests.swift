@@ -143,7 +143,7 @@ extension RealFaceMotionTests {
         let plane = Plane(base: frame, stride: width, width: width, height: height)
         var settings = FaceTracker.Settings()
         settings.smoothing = .none
-        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         let appears = 2, (x0, y0) = (width * 6 / 10, height / 3)
         var foundAt: Int?
@@ -191,10 +191,10 @@ private final class Stage {
         var settings = FaceTracker.Settings()
         settings.smoothing = .none
         configure(&settings)
-        tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                               detector: detector, poseSolver: NoPoseSolver())
         // The truth: where the tracker fits the photo on its own, unmoved.
-        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                 detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         Self.paste(photo, into: frame, dx: 0, dy: 0)
         for index in 0..<3 { still.process(Self.plane(frame), seconds: Double(index) / 30) }

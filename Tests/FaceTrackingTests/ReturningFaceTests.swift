@@ -29,7 +29,7 @@ import TestFixtures
             let sequence = try CorpusSequence(person: person, name: "leave_" + edge)
             var settings = FaceTracker.Settings()
             settings.synchronousDetection = true
-            let tracker = try makeFaceTracker(settings: settings, model: try LandmarkModel())
+            let tracker = try makeFaceTracker(settings: settings, model: try SharedModel.landmarks())
             var wasOut = false, errors: [Float] = []
             try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
                 tracker.process(frame.luma, seconds: Double(frame.pts) / 1e9)

@@ -58,7 +58,7 @@ private struct FadeIn {
 
     init(person: String, fade: Int, scrolling: Bool) throws {
         let sequence = try CorpusSequence(person: person, name: "still_noise")
-        let tracker = FaceTracker(settings: FaceTracker.Settings(), landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let tracker = FaceTracker(settings: FaceTracker.Settings(), landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         let cut = self.cut
         var scene: UnsafeMutablePointer<UInt8>?

@@ -3,6 +3,7 @@ import FaceVision
 import Foundation
 import FrameKit
 import MediaBridge
+import Synchronization
 import Testing
 import TestFixtures
 
@@ -23,7 +24,7 @@ import TestFixtures
         let sequence = try CorpusSequence(person: person, name: "small1080")
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = true
-        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         var framesOff: [Int] = [], shownOff: [Int] = []
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
@@ -66,12 +67,22 @@ final class CorpusSequence {
     }
 
     /// The fit on a face-motion.py tile (`face_tile.png`), unmoved and without smoothing: where every
-    /// sequence made from it has its landmarks, moved by the truth's matrices.
+    /// sequence made from it has its landmarks, moved by the truth's matrices. Fitted once a tile for
+    /// the test process: a test reads several sequences of one person.
     static func reference(onTile path: String) throws -> Landmarks {
+        if let known = references.withLock({ $0[path] }) { return known }
+        let fitted = try fitReference(onTile: path)
+        references.withLock { $0[path] = fitted }
+        return fitted
+    }
+
+    private static let references = Mutex<[String: Landmarks]>([:])
+
+    private static func fitReference(onTile path: String) throws -> Landmarks {
         var settings = FaceTracker.Settings()
         settings.smoothing = .none
         settings.synchronousDetection = true
-        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let still = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                 detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         try FrameFileReader(path: path, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines"))
             .forEachFrame { frame, _ in still.process(frame.luma, seconds: 0) }

@@ -100,7 +100,7 @@ import TestFixtures
     /// reprojection error.
     @Test func aSeededPoseIsSolvePnPsPose() throws {
         let frame = try Frame()
-        let landmarker = try DlibLandmarker(model: try LandmarkModel())
+        let landmarker = try DlibLandmarker(model: try SharedModel.landmarks())
         let box = FaceBox(x: frame.box.x, y: frame.box.y, width: frame.box.width, height: frame.box.height)
         let landmarks = try #require(try landmarker.fit(frame.plane, in: box))
         let solver = try PnPPoseSolver()

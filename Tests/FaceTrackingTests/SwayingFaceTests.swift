@@ -144,7 +144,7 @@ struct SwayingFace {
     /// she turned back in row `reversal`: 22.5 % off, then 25.8 % on the next).
     @Test func aFaceSightedAStepTooLargeOrSmallIsFittedAtItsOwnSize() throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let landmarker = try DlibLandmarker(model: model)
         let frame = SwayingFace.Frame()
         var people = 0
@@ -172,7 +172,7 @@ struct SwayingFace {
     /// given, the most frames the median face may be taken for a jump on.
     private static func followEveryFace(along path: [Double], upAndDown: Bool = false, medianJumpsAtMost: Int? = nil) throws {
         let corpus = try FaceCorpus.shared.get()
-        let model = try LandmarkModel()
+        let model = try SharedModel.landmarks()
         let landmarker = try DlibLandmarker(model: model)
         let frame = SwayingFace.Frame()
         var worsts: [Float] = [], jumpCounts: [Int] = []

@@ -19,7 +19,7 @@ import TestFixtures
         let sequence = try YawSequence.shared.get()
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = true
-        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         var errors: [Float] = [], wasAway = false, backAt: Int?, delays: [Int] = [], ids: Set<Int> = []
         var lastShown: Float = 0
@@ -135,7 +135,7 @@ private struct YawRun {
         let sequence = try YawSequence(person: person, name: name)
         var settings = FaceTracker.Settings()
         settings.synchronousDetection = !detectionOneFrameLate
-        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try LandmarkModel()),
+        let tracker = FaceTracker(settings: settings, landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
         var faceSide: Float?
         try FrameFileReader(path: sequence.video, library: PipelineLibrary(directory: FixtureFolder.root + "/Pipelines")).forEachFrame { frame, index in
