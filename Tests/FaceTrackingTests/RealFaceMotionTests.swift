@@ -127,6 +127,8 @@ extension RealFaceMotionTests {
     /// full-size photo, shrunk the same way. Frames come at 30 a second, as on a stream: the fine scan
     /// that finds the face takes a frame or two at that pace, and more on a loop that does not wait.
     /// Without `fineScanLead` (the fine scan once a whole interval) it is found 31-32 frames late.
+    /// Found 26-27 frames after it appears: the scans wait for the interval, short of the 10-frame
+    /// target for a face under 120 px (docs/tracking.md, "A face that comes into view on a still scene").
     @Test(arguments: [[1280, 720], [1920, 1080]])
     func aSmallFaceComingIntoViewIsFoundWithinThirtyFramesByDefault(size: [Int]) throws {
         let (width, height) = (size[0], size[1])
@@ -174,6 +176,7 @@ extension RealFaceMotionTests {
             if foundAt != nil { #expect(onFace, "frame \(index): kept once found") }
         }
         let delay = try #require(foundAt, "the \(width)x\(height) small face was never found") - appears
+        print("small face \(width)x\(height): found \(delay) frames after coming into view")
         #expect(delay <= 30, "found \(delay) frames after coming into view")
         #expect(tracker.visionErrors == 0)
     }
