@@ -7,6 +7,16 @@ import Glibc
 /// rest, or all of them.
 enum DetectionScan { case fine, coarse, whole }
 
+/// A rectangle of a frame's pixels.
+struct PixelRegion: Equatable {
+    var x, y, width, height: Int
+
+    func clamped(toWidth frameWidth: Int, height frameHeight: Int) -> PixelRegion {
+        let left = min(max(x, 0), frameWidth), top = min(max(y, 0), frameHeight)
+        return PixelRegion(x: left, y: top, width: max(0, min(x + width, frameWidth) - left), height: max(0, min(y + height, frameHeight) - top))
+    }
+}
+
 /// Runs face detection on its own thread so that no frame waits for it. The frame thread copies the
 /// frame's grey plane into `image` while the worker is idle, submits it, and picks the boxes up
 /// on a later frame. One job at a time; the image buffer grows to the largest job's and stays.
@@ -40,6 +50,8 @@ final class DetectionWorker: @unchecked Sendable {
     /// The scan the job makes, and the pyramid levels of `image` it looks at.
     private(set) var scan = DetectionScan.whole
     private(set) var levels = PyramidLevels.all
+    /// Where `image` lies on the frame it was copied from.
+    private var origin: (x: Float, y: Float) = (0, 0)
     private var storage: UnsafeMutablePointer<UInt8>
     private var storageCapacity = 1
     private let boxes: UnsafeMutableBufferPointer<FaceSighting>
@@ -90,11 +102,14 @@ final class DetectionWorker: @unchecked Sendable {
     }
 
     /// Copies `grey` into the image for the next job, a `scan` of `levels`; only while idle. Allocates
-    /// only when the image is larger than any before.
-    func prepare(copying grey: Plane, scan: DetectionScan, levels: PyramidLevels) {
+    /// only when the image is larger than any before. `region`: only that part of `grey` (clamped to
+    /// it), the boxes found then given in `grey`'s coordinates.
+    func prepare(copying grey: Plane, scan: DetectionScan, levels: PyramidLevels, region: PixelRegion? = nil) {
         self.scan = scan
         self.levels = levels
-        let (width, height) = (grey.width, grey.height)
+        let part = (region ?? PixelRegion(x: 0, y: 0, width: grey.width, height: grey.height)).clamped(toWidth: grey.width, height: grey.height)
+        origin = (Float(part.x), Float(part.y))
+        let (width, height) = (part.width, part.height)
         if width * height > storageCapacity {
             storage.deallocate()
             storageCapacity = width * height
@@ -102,7 +117,8 @@ final class DetectionWorker: @unchecked Sendable {
             storage.initialize(repeating: 0, count: storageCapacity)
         }
         image = Plane(base: storage, stride: width, width: width, height: height)
-        for row in 0..<height { (storage + row * width).update(from: grey.base + row * grey.stride, count: width) }
+        let first = grey.base + part.y * grey.stride + part.x
+        for row in 0..<height { (storage + row * width).update(from: first + row * grey.stride, count: width) }
     }
 
     func submit(frame: Int) {
@@ -142,7 +158,12 @@ final class DetectionWorker: @unchecked Sendable {
 
     private func detect() -> (count: Int, failure: (any Error)?) {
         do {
-            return (try detector.detect(image, levels: levels, into: boxes), nil)
+            let count = try detector.detect(image, levels: levels, into: boxes)
+            for index in 0..<count {
+                boxes[index].box.x += origin.x
+                boxes[index].box.y += origin.y
+            }
+            return (count, nil)
         } catch {
             return (0, error)
         }

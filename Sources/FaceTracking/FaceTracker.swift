@@ -43,6 +43,8 @@ public final class FaceTracker {
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
     private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
     private var sceneChange: SceneChange
+    /// The pixels region scans covered in the interval that began on frame `since` (`regionToScan`).
+    private var regionScans = (since: 0, pixels: 0)
     /// Scratch for `followedFacesAndLostRegions`.
     private var awayFromFaces: ContiguousArray<FaceBox> = []
 
@@ -102,11 +104,15 @@ public final class FaceTracker {
                 fine: !scheduler.fineDue && fineUseful && sceneChange.changed(since: .fine, outside: followedFaces))
         }
         // Detection looks at this frame, so it is matched against the faces as fitted on it.
-        guard synchronous || worker.currentPhase == .idle,
-              let scan = scheduler.scan(at: frameIndex, faces: detectionNeeds(fineUseful: fineUseful), fineUseful: fineUseful,
-                                        synchronous: synchronous)
-        else { return }
-        prepareDetection(grey, scan, fineUseful: fineUseful)
+        guard synchronous || worker.currentPhase == .idle else { return }
+        if let scan = scheduler.scan(at: frameIndex, faces: detectionNeeds(fineUseful: fineUseful), fineUseful: fineUseful,
+                                     synchronous: synchronous) {
+            prepareDetection(grey, scan, fineUseful: fineUseful)
+        } else if let region = regionToScan(grey) {
+            prepareRegionDetection(grey, region)
+        } else {
+            return
+        }
         if synchronous {
             take(worker.detectNow(frame: frameIndex), grey)
             refitFaces(grey, seconds: seconds, onlyFound: true)
@@ -307,6 +313,41 @@ public final class FaceTracker {
         sceneChange.measure(grey)
         if scan != .fine { sceneChange.markScanned(.coarse, faces: followedFaces) }
         if scan != .coarse { sceneChange.markScanned(.fine, faces: followedFaces) }
+    }
+
+    /// The part of the scene to scan now, at every level, when no face is followed, no lost face is
+    /// watched for and the scene changed since the coarse scan: the change grown to a square of its
+    /// longer side and half as much again, at least four blocks more (the whole of a face of which
+    /// only an edge moved lies in it), while the region scans of this interval stay within
+    /// `regionScanBudget` frames. Someone who sits down in front of a still camera is looked for
+    /// where they are, at once.
+    private func regionToScan(_ grey: Plane) -> PixelRegion? {
+        guard settings.regionScanBudget > 0, frameIndex % settings.sceneCheckInterval == 0, faces.isEmpty, soughtFaces.isEmpty,
+              !scheduler.isWatching(at: frameIndex), scheduler.coarseDue,
+              let changed = sceneChange.changedRegion(since: .coarse, outside: EmptyCollection())
+        else { return nil }
+        let longer = max(changed.width, changed.height)
+        let side = longer + max(4 * SceneChange.block, longer / 2)
+        let region = PixelRegion(x: changed.x + changed.width / 2 - side / 2, y: changed.y + changed.height / 2 - side / 2,
+                                 width: side, height: side)
+            .clamped(toWidth: grey.width, height: grey.height)
+        let window = Int(Self.detectorFaceSide * 6 / 5)
+        if frameIndex - regionScans.since >= settings.detectionInterval { regionScans = (frameIndex, 0) }
+        let area = region.width * region.height
+        guard region.width >= window, region.height >= window,
+              Float(regionScans.pixels + area) <= settings.regionScanBudget * Float(grey.width * grey.height) else { return nil }
+        regionScans.pixels += area
+        return region
+    }
+
+    /// Copies the region into the worker's image for a scan of every level there. The scheduler's
+    /// scans keep their pace, and the change stays news until they run: a region scan that found
+    /// nothing is made again at the next check while the budget lasts, on another draw of the
+    /// sensor's noise and another sampling of the pyramid (a region's levels do not fall on the
+    /// whole frame's pixels), which a face near the detector's threshold needs.
+    private func prepareRegionDetection(_ grey: Plane, _ region: PixelRegion) {
+        worker.prepare(copying: grey, scan: .whole, levels: PyramidLevels(first: finestLevel, count: nil), region: region)
+        snapshot.removeAll(keepingCapacity: true)
     }
 
     private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {

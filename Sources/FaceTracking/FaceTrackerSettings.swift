@@ -95,6 +95,15 @@ extension FaceTracker {
         public var fineRescanCycles = 10
         /// Frames between looks at whether the scene changed since a scan.
         public var sceneCheckInterval = 3
+        /// How many whole frames' worth of pixels scans of only the region that changed may cover in
+        /// a detection interval. With no face followed, a change confined to part of the scene is
+        /// scanned there at the next scene check, at every level, instead of waiting for the
+        /// interval's whole-frame scans: a face that appears on a still scene is shown within a few
+        /// frames, not up to an interval later
+        /// (`RealFaceMotionTests.aFaceComingIntoViewOnAStillSceneIsFoundSoon`: 26-30
+        /// frames without). At 1, a scene without a face that keeps changing in part costs at most
+        /// twice the scans it did. 0: never.
+        public var regionScanBudget: Float = 1
         /// Share of the scene away from the faces that, changed since the check before (where less
         /// had), makes a cut, which scans at once instead of at the next interval: a face cut to
         /// is found 1-3 frames after it is on screen instead of up to an interval later. Between
@@ -133,7 +142,7 @@ extension FaceTracker {
         /// Frames short of a detection interval after which the fine scan may run again: its result
         /// takes a frame or two to come back, and a coarse scan due on the same frame goes first.
         /// Without it a small face coming into view is found 1-2 frames after the interval
-        /// (`RealFaceMotionTests.aSmallFaceComingIntoViewIsFoundWithinThirtyFramesByDefault`).
+        /// (`RealFaceMotionTests.aFaceComingIntoViewOnAStillSceneIsFoundSoon`).
         public var fineScanLead = 3
         /// Fastest a head is taken to turn, in degrees a second: a pose that turned faster since the
         /// last one (a fit askew for a frame or two) is not taken, and the last stands until the time
@@ -170,7 +179,7 @@ extension FaceTracker {
             "refitDistance": \.refitDistance, "sizeDrift": \.sizeDrift, "searchReach": \.searchReach,
             "surpriseReach": \.surpriseReach, "surpriseMargin": \.surpriseMargin, "headTurnSpeed": \.headTurnSpeed,
             "uprightCheckLean": \.uprightCheckLean, "sceneCutShare": \.sceneCutShare,
-            "sceneSettledShare": \.sceneSettledShare, "transitionSteadyShare": \.transitionSteadyShare,
+            "sceneSettledShare": \.sceneSettledShare, "regionScanBudget": \.regionScanBudget, "transitionSteadyShare": \.transitionSteadyShare,
         ] }
 
         /// Every name `set(_:to:)` takes.

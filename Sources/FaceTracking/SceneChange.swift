@@ -173,7 +173,8 @@ struct SceneChange {
     mutating func changedShare(since scan: Scan, outside faces: some Sequence<FaceBox>) -> Float {
         let reference = references[scan.rawValue]
         guard reference.taken else { return 1 }
-        return Self.share(changedBlocks(since: reference, outside: faces, firstOnly: false))
+        let blocks = changedBlocks(since: reference, outside: faces, firstOnly: false)
+        return Self.share((blocks.changed, blocks.counted))
     }
 
     private static func share(_ blocks: (changed: Int, counted: Int)) -> Float {
@@ -196,20 +197,36 @@ struct SceneChange {
         return changedBlocks(since: reference, outside: faces, firstOnly: true).changed > 0
     }
 
-    /// The blocks away from the faces now and then that changed since `reference`, and how many
-    /// blocks lie away from them; `firstOnly`: only whether one changed (the count stops there).
-    private mutating func changedBlocks(since reference: Reference, outside faces: some Sequence<FaceBox>,
-                                        firstOnly: Bool) -> (changed: Int, counted: Int) {
+    /// The pixels spanned by the blocks away from the faces now (`faces`) and then that changed since
+    /// `scan` last ran; nil when none did (or it never ran).
+    mutating func changedRegion(since scan: Scan, outside faces: some Sequence<FaceBox>) -> PixelRegion? {
+        let reference = references[scan.rawValue]
+        guard reference.taken else { return nil }
+        let blocks = changedBlocks(since: reference, outside: faces, firstOnly: false)
+        guard blocks.changed > 0 else { return nil }
+        let (left, top, right, bottom) = blocks.bounds
+        return PixelRegion(x: left * Self.block, y: top * Self.block, width: (right - left + 1) * Self.block,
+                           height: (bottom - top + 1) * Self.block)
+    }
+
+    /// The blocks away from the faces now and then that changed since `reference`, how many blocks
+    /// lie away from them, and the columns and rows the changed ones span; `firstOnly`: only whether
+    /// one changed (the count stops there).
+    private mutating func changedBlocks(since reference: Reference, outside faces: some Sequence<FaceBox>, firstOnly: Bool)
+        -> (changed: Int, counted: Int, bounds: (left: Int, top: Int, right: Int, bottom: Int)) {
         markFollowedBlocks(then: reference.faces, now: faces)
         let gain = self.gain(since: reference)
         var changed = 0, counted = 0
+        var bounds = (left: Int.max, top: Int.max, right: -1, bottom: -1)
         for index in followedBlocks.indices where !followedBlocks[index] {
             counted += 1
             guard change(of: index, since: reference, gain: gain, beyond: Self.threshold) != nil else { continue }
             changed += 1
-            if firstOnly { return (changed, counted) }
+            let (column, row) = (index % columns, index / columns)
+            bounds = (min(bounds.left, column), min(bounds.top, row), max(bounds.right, column), max(bounds.bottom, row))
+            if firstOnly { break }
         }
-        return (changed, counted)
+        return (changed, counted, bounds)
     }
 
     /// How far block `index`'s mean moved from `reference`'s, scaled by the frame's `gain`, where it

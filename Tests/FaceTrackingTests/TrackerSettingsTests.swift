@@ -6,7 +6,7 @@ import Testing
 struct TrackerSettingsTests {
     @Test func everyTuningConstantIsSetByItsName() {
         var settings = FaceTracker.Settings()
-        #expect(FaceTracker.Settings.names.count == 29)
+        #expect(FaceTracker.Settings.names.count == 30)
         let watch = settings.set("lostWatchFrames", to: 0)
         let cycles = settings.set("coarseRescanCycles", to: 1_000_000)
         let drift = settings.set("sizeDrift", to: 2.5)
