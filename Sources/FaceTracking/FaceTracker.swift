@@ -18,7 +18,7 @@ import FrameKit
 /// pose (OpenCV's solvePnP) and the message of a vision failure.
 public final class FaceTracker {
     public let settings: Settings
-    public private(set) var faces: ContiguousArray<TrackedFace> = []
+    public internal(set) var faces: ContiguousArray<TrackedFace> = []
     /// The expressions that started or ended on a face in the last `process`, in the order they did.
     public internal(set) var expressionEvents: ContiguousArray<ExpressionEvent> = []
     /// Fits, detections and head poses the vision back end failed (threw) since the start. A failed
@@ -41,8 +41,8 @@ public final class FaceTracker {
     /// once every lost one is back.
     var soughtFaces: ContiguousArray<SoughtFace> = []
     /// Boxes of the faces on the frame a pending detection looks at, to match its results against.
-    private var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
-    private var sceneChange: SceneChange
+    var snapshot: ContiguousArray<(id: Int, box: FaceBox, landmarks: Landmarks)> = []
+    var sceneChange: SceneChange
     /// The pixels region scans covered in the interval that began on frame `since` (`regionToScan`).
     private var regionScans = (since: 0, pixels: 0)
     /// Scratch for `followedFacesAndLostRegions`.
@@ -348,84 +348,5 @@ public final class FaceTracker {
     private func prepareRegionDetection(_ grey: Plane, _ region: PixelRegion) {
         worker.prepare(copying: grey, scan: .whole, levels: PyramidLevels(first: finestLevel, count: nil), region: region)
         snapshot.removeAll(keepingCapacity: true)
-    }
-
-    private func take(_ detection: DetectionWorker.Outcome, _ grey: Plane) {
-        switch detection {
-        case .success(let found): merge(found, grey)
-        // Counting it as a miss would drop faces that are still there.
-        case .failure(let error): recordVisionError(error)
-        }
-    }
-
-    /// Matches detections to the faces they were run for, restarts lost faces and starts tracks for
-    /// new ones. The detection was run on an earlier frame: a face it finds may have moved since, so
-    /// a face's own fit is never pulled towards it. A box of a followed face only calibrates that
-    /// face's framing (against its landmarks of that frame); a box for a lost face is moved on by the
-    /// face's motion for the frames since; and any fit from a detection box must converge and score as
-    /// a face on this frame before it counts.
-    private func merge(_ found: UnsafeMutableBufferPointer<FaceSighting>, _ grey: Plane) {
-        let elapsed = Float(frameIndex - worker.submittedFrame)
-        for detection in found {
-            let box = detection.box
-            // The face this detection belongs to on the frame it was run on.
-            var best = -1, bestOverlap: Float = 0.3
-            for (i, known) in snapshot.enumerated() where known.box.overlap(with: box) > bestOverlap && known.box.isSameSize(as: box) {
-                best = i
-                bestOverlap = known.box.overlap(with: box)
-            }
-            if best >= 0, let face = faces.firstIndex(where: { $0.id == snapshot[best].id }) {
-                faces[face].confirmedSize = snapshot[best].landmarks.eyeDistance
-                faces[face].confirmedBoxSide = snapshot[best].box.width
-                faces[face].framing.learn(detection: box, landmarks: snapshot[best].landmarks)
-                if !faces[face].isShown { restart(&faces[face], box, grey, elapsed: elapsed) }
-                continue
-            }
-            // A held face found again, or a new face not already followed since the snapshot.
-            if let held = faces.firstIndex(where: { !$0.isShown && $0.box.overlap(with: box) > 0.2 && $0.box.isSameSize(as: box) }) {
-                restart(&faces[held], box, grey, elapsed: elapsed)
-                continue
-            }
-            if isFollowed(near: box) { continue }
-            // Started where the detector scores a face on this frame at its own threshold, as the
-            // search where a face was lost does: it would not be shown below that. A detection of
-            // this very frame is that score, on dlib's own windows.
-            guard faces.count < settings.maximumFaces else { continue }
-            if elapsed == 0 {
-                guard detection.score >= 0, let raw = fitLandmarks(grey, in: FitRegion(box: box, angle: 0)) else {
-                    watchCutByEdge(box, grey)
-                    continue
-                }
-                startFace(raw, detection, scoredByScan: true)
-            } else {
-                guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: box, angle: 0), minimumScore: 0) else {
-                    watchCutByEdge(box, grey)
-                    continue
-                }
-                startFace(raw, sighting)
-            }
-            // The scan saw it there: its moving on from there is no news.
-            if worker.scan != .fine { sceneChange.addFace(box.grown(by: 1), to: .coarse) }
-            if worker.scan != .coarse { sceneChange.addFace(box.grown(by: 1), to: .fine) }
-        }
-    }
-
-    /// Starts a held face again from a detection made `elapsed` frames ago, moved on by the face's
-    /// motion since; kept held when the detector sees no face there on this frame.
-    private func restart(_ face: inout TrackedFace, _ box: FaceBox, _ grey: Plane, elapsed: Float) {
-        let motion = face.motion.times(elapsed)
-        let moved = FaceBox(x: box.x + motion.shift.x, y: box.y + motion.shift.y, width: box.width, height: box.height)
-        guard let (raw, sighting) = fitSighted(grey, around: FitRegion(box: moved, angle: face.rawLandmarks.eyeLineAngle)) else { return }
-        face.rawLandmarks = raw
-        face.fitStart = face.framing.region(around: raw)
-        face.confirmedSize = raw.eyeDistance
-        face.confirmedBoxSide = sighting.box.width
-        face.sizeCheckedSide = sighting.box.width
-        face.confidence = Self.confidence(sighting.score)
-        face.motion = .none
-        face.filter.reset()
-        face.poseHistory.removeAll()
-        face.expressionHistory.removeAll()
-        face.life = face.life.restarted
     }
 }
