@@ -96,13 +96,13 @@ extension FaceTracker {
         /// Frames between looks at whether the scene changed since a scan.
         public var sceneCheckInterval = 3
         /// How many whole frames' worth of pixels scans of only the region that changed may cover in
-        /// a detection interval. With no face followed, a change confined to part of the scene is
-        /// scanned there at the next scene check, at every level, instead of waiting for the
-        /// interval's whole-frame scans: a face that appears on a still scene is shown within a few
-        /// frames, not up to an interval later
-        /// (`RealFaceMotionTests.aFaceComingIntoViewOnAStillSceneIsFoundSoon`: 26-30
-        /// frames without). At 1, a scene without a face that keeps changing in part costs at most
-        /// twice the scans it did. 0: never.
+        /// a detection interval. With no face followed, the part of the scene that changed is
+        /// scanned at the next scene check, at every level, instead of waiting for the interval's
+        /// whole-frame scans: a face that appears on a still scene is shown within a few frames, not
+        /// up to an interval later (`AppearingFaceTests`: 24-27 frames after dlib's detector finds
+        /// it without, 0 with; `RealFaceMotionTests.aFaceComingIntoViewOnAStillSceneIsFoundSoon`).
+        /// At 1, a scene without a face that keeps changing costs at most twice the scans it did.
+        /// 0: never.
         public var regionScanBudget: Float = 1
         /// Share of the scene away from the faces that, changed since the check before (where less
         /// had), makes a cut, which scans at once instead of at the next interval: a face cut to
