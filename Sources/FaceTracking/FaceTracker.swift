@@ -346,7 +346,7 @@ public final class FaceTracker {
     /// sensor's noise and another sampling of the pyramid (a region's levels do not fall on the
     /// whole frame's pixels), which a face near the detector's threshold needs.
     private func prepareRegionDetection(_ grey: Plane, _ region: PixelRegion) {
-        worker.prepare(copying: grey, scan: .whole, levels: PyramidLevels(first: finestLevel, count: nil), region: region)
+        worker.prepare(copying: grey, scan: .whole, levels: levels(.whole, fineUseful: false), region: region)
         snapshot.removeAll(keepingCapacity: true)
     }
 }
