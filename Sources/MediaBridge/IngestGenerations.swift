@@ -61,6 +61,12 @@ final class IngestGenerations: Sendable {
     /// Decoded frames that reached the video appsinks of every generation so far.
     var framesArrived: Int { state.withLock { $0.framesArrivedEarlier + $0.ingest.framesArrived } }
 
+    /// Decoded frames that reached the video appsinks of the generations before `generation`, or
+    /// nil when `generation` is no longer the current one.
+    func framesArrived(before generation: Int) -> Int? {
+        state.withLock { $0.generation == generation ? $0.framesArrivedEarlier : nil }
+    }
+
     /// Bytes of the input read by every generation so far.
     var bytesReceived: Int { state.withLock { $0.bytesReceivedEarlier + $0.ingest.bytesReceived } }
 

@@ -76,6 +76,22 @@ final class RelayCounters: Sendable {
         videoQueueCapacity = PipelineLibrary.videoQueueCapacity(live: live)
     }
 
+    /// Of `framesArrived`, the frames neither pulled nor among the `mayStillWait` the appsink can
+    /// still hold are gone. Just before a pull from a live input's appsink (which drops the oldest
+    /// frame once it holds its capacity) with the capacity: whenever it dropped a frame its queue is
+    /// full at the next pull, so the count taken then is exact (a snapshot between pulls only bounds
+    /// it). With 0 for the generations of an input that was restarted: what their appsinks held went
+    /// with their pipelines.
+    func noteFramesGone(framesArrived: Int, mayStillWait: Int) {
+        framesDroppedByIngest.max(framesArrived - framesPulled.load(ordering: .relaxed) - mayStillWait, ordering: .relaxed)
+    }
+
+    /// Frames waiting in the ingest's appsink: those that arrived, less those pulled and those it
+    /// dropped (which are never pulled, so they must not count as waiting).
+    func framesQueued(framesArrived: Int) -> Int {
+        max(0, framesArrived - framesPulled.load(ordering: .relaxed) - framesDroppedByIngest.load(ordering: .relaxed))
+    }
+
     /// The counts now. `framesArrived`: decoded frames that reached the appsinks of every input
     /// generation so far.
     func snapshot(framesArrived: Int) -> MediaRelay.Counters {

@@ -87,6 +87,9 @@ final class VideoPump: Sendable {
         while !control.stopRequested {
             let (ingest, generation) = generations.current
             if source?.generation != generation {
+                if source != nil, let earlier = generations.framesArrived(before: generation) {
+                    counters.noteFramesGone(framesArrived: earlier, mayStillWait: 0)
+                }
                 source = nil
                 guard case .found(let sink) = generations.waitForSink(\.videoSink, of: ingest, generation: generation,
                                                                       control: control, videoStarted: { false }) else { continue }
@@ -103,6 +106,7 @@ final class VideoPump: Sendable {
     /// Relays the next frame of `source`, or sees why none came. False once the stream has ended.
     private func pullFrame(from source: inout Source, frames: Frames, timestamps: inout OutgoingTimestamps) -> Bool {
         let seen = samples.current
+        if live && source.backlog == nil { counters.noteFramesGone(framesArrived: generations.framesArrived, mayStillWait: counters.videoQueueCapacity) }
         guard let sample = fr_appsink_pull(source.sink, 0) else {
             if generations.hasEnded(source.sink, generation: source.generation) {
                 guard control.inputEndIsAwaited else {
@@ -203,8 +207,7 @@ final class VideoPump: Sendable {
         defer { gst_video_frame_unmap(frames.mapped) }
         // A live input's queue drops frames once full: the stage is told how full it is, so that
         // it can lighten its work first. A file's queue is meant to fill.
-        stage.noteBacklog(queued: max(0, generations.framesArrived - counters.framesPulled.load(ordering: .relaxed)),
-                          capacity: live ? counters.videoQueueCapacity : 0)
+        stage.noteBacklog(queued: counters.framesQueued(framesArrived: generations.framesArrived), capacity: live ? counters.videoQueueCapacity : 0)
         let draws = measuringStage { stage.analyse(videoFrame(frames.mapped, pts: pts, duration: duration)) == .draw }
         if !draws, stamps.carries(decoded: decodedPTS, output: pts) {
             return fr_buffer_ref(decoded)

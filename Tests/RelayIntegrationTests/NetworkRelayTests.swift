@@ -55,6 +55,40 @@ import TestFixtures
         #expect(!relay.stderr.contains("joined the input"), "\(relay.stderr)")
     }
 
+    /// A relay held off the CPU for a moment (a host that stalls, a paused VM): the frames of a live
+    /// input that came meanwhile beyond its queue are dropped, each one counted, and the face stage,
+    /// which lightened its work while they queued, fits every frame again once the queue is calm.
+    /// Counted from the queue between pulls, 24 frames gone were reported as 14; and with the
+    /// dropped frames taken for frames still waiting, the stage would never have found the queue calm.
+    @Test func aRelayHeldOffTheCPUCountsWhatItDroppedAndTracksFullyAgain() throws {
+        let directory = try Package.temporaryDirectory("stall")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try Fixtures.path("face_720p.ts")
+        let output = directory + "/relayed.mkv"
+        let port = freePort(udp: true)
+        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output,
+                                                          "--sticker", "sunglasses", "--stats-json", directory + "/stats.json"],
+                                     logDirectory: directory, name: "relay")
+        Thread.sleep(forTimeInterval: 1)
+        let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
+                                                                "srt://127.0.0.1:\(port)?mode=caller"],
+                                           logDirectory: directory, name: "broadcaster")
+        Thread.sleep(forTimeInterval: 4)
+        relay.signal(SIGSTOP)
+        Thread.sleep(forTimeInterval: 1.5)
+        relay.signal(SIGCONT)
+        #expect(broadcaster.wait(seconds: 60) == 0, "broadcaster: \(broadcaster.stderr)")
+        #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
+        let stats = try RelayStatsFile(directory + "/stats.json")
+        let indices = try MediaReport(output).frames.compactMap(\.index)
+        let figures = "in \(stats.frames_in), out \(stats.frames_out), dropped \(stats.frames_dropped), \(indices.count) in the file, "
+            + "gaps \(frameGaps(indices)); load level \(stats.load_level) at the end"
+        print("held off the CPU for 1.5 s: \(figures)")
+        #expect(stats.frames_dropped >= 10 && stats.frames_in == stats.frames_out + stats.frames_dropped && indices.count == stats.frames_out
+                    && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "\(figures)")
+        #expect(stats.load_level == 0, "\(figures)")
+    }
+
     /// A relay started after the broadcast: it says how much it missed, from the first frame's
     /// timestamp (RTMP stamps a broadcast from zero), and relays from the next keyframe on.
     @Test func aRelayThatJoinsLateSaysHowManyFramesItMissed() throws {

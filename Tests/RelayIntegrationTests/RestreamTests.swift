@@ -40,7 +40,7 @@ import TestFixtures
         #expect(indices.count == whole.frames.count && indices.count == stats.frames_out && stats.frames_out >= 400,
                 "\(indices.count) frames on the steady platform, \(stats.frames_out) sent")
         #expect(zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 })
-        #expect(Self.gaps(indices).count <= stats.frames_dropped, "gaps on the steady platform: \(Self.gaps(indices)), \(stats.frames_dropped) dropped")
+        #expect(frameGaps(indices).count <= stats.frames_dropped, "gaps on the steady platform: \(frameGaps(indices)), \(stats.frames_dropped) dropped")
         #expect(whole.audio?.codec == "aac")
 
         // The returning platform is sent to again within 5 s, from a keyframe: its first frame decodes.
@@ -50,7 +50,7 @@ import TestFixtures
         #expect((resumedIndices.first ?? .max) <= frameAtReturn + 150, "back at frame \(resumedIndices.first ?? -1), returned at about \(frameAtReturn)")
         #expect(resumed.frames.first?.index != nil, "the returning platform's recording starts with a whole picture")
         #expect(resumedIndices.count >= 100, "\(resumedIndices.count) frames after the platform came back")
-        #expect(Self.gaps(resumedIndices).count <= stats.frames_dropped, "gaps after the return: \(Self.gaps(resumedIndices))")
+        #expect(frameGaps(resumedIndices).count <= stats.frames_dropped, "gaps after the return: \(frameGaps(resumedIndices))")
         #expect(resumed.audio?.codec == "aac")
 
         // One encode: the same frame is the same picture, sticker and all, on both platforms.
@@ -169,17 +169,17 @@ import TestFixtures
         // or at the encoder) is missing from all of them; a CI machine loaded by the tracker's tests
         // dropped single frames and pairs.
         let changes = ((addedIndices.first ?? 0) - 30)...((removedIndices.last ?? 0) + 30)
-        let wholeGaps = Self.gaps(wholeIndices)
+        let wholeGaps = frameGaps(wholeIndices)
         let untouched = Set(wholeIndices), removedSet = Set(removedIndices), addedSet = Set(addedIndices)
         let lostByTheUntouchedAlone = changes.filter { !untouched.contains($0) && (removedSet.contains($0) || addedSet.contains($0)) }
         #expect(lostByTheUntouchedAlone.isEmpty, "frames the untouched output lost while outputs changed, which another output got: \(lostByTheUntouchedAlone); its gaps: \(wholeGaps)")
         let stalls = zip(wholeIndices, wholeIndices.dropFirst()).filter { $1 - $0 > 4 && changes.contains($0) }
         #expect(stalls.isEmpty, "runs of frames missing from every output while outputs changed: \(stalls)")
-        #expect(Set(Self.gaps(removedIndices)).isSubset(of: wholeGaps))
+        #expect(Set(frameGaps(removedIndices)).isSubset(of: wholeGaps))
         // The added output starts at the keyframe it asked for: its first frame is a whole picture.
         #expect(added.frames.first?.index != nil && (addedIndices.first ?? 0) > 60 && addedIndices.count >= 150,
                 "the added output: \(addedIndices.count) frames from \(added.frames.first?.index ?? -1)")
-        #expect(Set(Self.gaps(addedIndices)).isSubset(of: wholeGaps), "gaps of the added output alone: \(Self.gaps(addedIndices))")
+        #expect(Set(frameGaps(addedIndices)).isSubset(of: wholeGaps), "gaps of the added output alone: \(frameGaps(addedIndices))")
         let wholeFrames = Dictionary(whole.frames.compactMap { frame in frame.index.map { ($0, frame.pixels) } }) { first, _ in first }
         #expect(added.frames.allSatisfy { frame in frame.index.map { wholeFrames[$0] == frame.pixels } ?? false }, "one encode for every output")
         #expect(!serve.log.contains("alice-a") && !serve.log.contains("alice-c"), "a platform key reached the log")
@@ -242,15 +242,11 @@ import TestFixtures
         for segment in segments {
             let indices = segment.frames.compactMap(\.index)
             #expect(segment.frames.first?.index != nil && indices.count == segment.frames.count, "\(segment.path) starts with a whole picture")
-            #expect(Self.gaps(indices).isEmpty && (indices.first ?? 1) % 60 == 0, "\(segment.path): \(indices.first ?? -1)...\(indices.last ?? -1)")
+            #expect(frameGaps(indices).isEmpty && (indices.first ?? 1) % 60 == 0, "\(segment.path): \(indices.first ?? -1)...\(indices.last ?? -1)")
             #expect(indices.count == 60 || indices.last == 179, "\(segment.path): \(indices.count) frames")
             #expect(segment.audio?.codec == "aac")
         }
         let kept = segments.flatMap { $0.frames.compactMap(\.index) }
-        #expect(kept.last == 179 && Self.gaps(kept).isEmpty, "the kept segments follow on to the end: \(Self.gaps(kept))")
-    }
-
-    static func gaps(_ indices: [Int]) -> [String] {
-        zip(indices, indices.dropFirst()).filter { $1 != $0 + 1 }.map { "\($0)->\($1)" }
+        #expect(kept.last == 179 && frameGaps(kept).isEmpty, "the kept segments follow on to the end: \(frameGaps(kept))")
     }
 }

@@ -66,6 +66,7 @@ struct RelayStatsFile: Decodable {
     let peak_rss_mb: Double
     let duration_s: Double
     let frames_missed_at_start: Int
+    let load_level: Int
     let outputs: [Output]?
     let ingest_bytes: Int
     let ingest_bitrate_kbps: Double
@@ -83,4 +84,9 @@ struct RelayStatsFile: Decodable {
     init(_ path: String) throws {
         self = try JSONDecoder().decode(Self.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
+}
+
+/// Where a run of frame markers skips, as "last->next" (empty when none is missing between the first and the last).
+func frameGaps(_ indices: [Int]) -> [String] {
+    zip(indices, indices.dropFirst()).filter { $1 != $0 + 1 }.map { "\($0)->\($1)" }
 }
