@@ -4,7 +4,13 @@
 /// with it), then on every fourth; stickers stay on every frame, since a sticker blinking on and off
 /// is worse to watch than one that lags, carried on between fits by how far the face's pixels
 /// moved (`FaceTracker.coast`), since one that stands still for three frames and then jumps is
-/// worse than either. It steps back once the queue has stayed nearly empty for two seconds.
+/// worse than either.
+///
+/// A backlog is a queue that stays up, not one that is up: a live input's frames come in bursts
+/// (an SRT caller's MPEG-TS brought five or six decoded frames at once every ten or so, measured
+/// on the queue), which a stage that keeps up drains in a few frames. So a step up waits for the
+/// queue to stay at least half full for `framesABurstDrainsIn` frames in a row, and the calm that
+/// steps back is two seconds in which the queue never stayed above a fifth for that long.
 public struct LoadShedding: Sendable, Equatable {
     public enum Level: Int, Sendable, Comparable {
         case full = 0
@@ -19,13 +25,19 @@ public struct LoadShedding: Sendable, Equatable {
         public var trackingStride: Int { 1 << rawValue }
     }
 
+    /// Frames a burst takes to drain at most: a queue up for longer is a backlog. A burst of a full
+    /// queue (10 frames) stays half full for six frames at a stage that keeps up.
+    static let framesABurstDrainsIn = 8
     /// Frames between two steps up, so that a step's effect shows in the queue before the next.
     static let framesToSettle = 15
-    /// Frames in a row with the queue at most a fifth full before a step down.
+    /// Calm frames (the queue never stayed above a fifth full for `framesABurstDrainsIn`) before a step down.
     static let calmFramesToStepDown = 60
 
     public private(set) var level = Level.full
     private var framesSinceStep = LoadShedding.framesToSettle
+    /// Frames in a row with the queue at least half full, and above a fifth full.
+    private var halfFullRun = 0
+    private var busyRun = 0
     private var calmFrames = 0
 
     public init() {}
@@ -35,20 +47,15 @@ public struct LoadShedding: Sendable, Equatable {
     public mutating func update(queued: Int, capacity: Int) -> Level {
         framesSinceStep += 1
         guard capacity > 0 else { return level }
-        if queued * 2 >= capacity {
-            calmFrames = 0
-            if level < .trackEveryFourthFrame, framesSinceStep >= Self.framesToSettle {
-                level = Level(rawValue: level.rawValue + 1)!
-                framesSinceStep = 0
-            }
-        } else if queued * 5 <= capacity {
-            calmFrames += 1
-            if level > .full, calmFrames >= Self.calmFramesToStepDown {
-                level = Level(rawValue: level.rawValue - 1)!
-                framesSinceStep = 0
-                calmFrames = 0
-            }
-        } else {
+        halfFullRun = queued * 2 >= capacity ? halfFullRun + 1 : 0
+        busyRun = queued * 5 > capacity ? busyRun + 1 : 0
+        calmFrames = busyRun >= Self.framesABurstDrainsIn ? 0 : calmFrames + 1
+        if halfFullRun >= Self.framesABurstDrainsIn, level < .trackEveryFourthFrame, framesSinceStep >= Self.framesToSettle {
+            level = Level(rawValue: level.rawValue + 1)!
+            framesSinceStep = 0
+        } else if level > .full, calmFrames >= Self.calmFramesToStepDown {
+            level = Level(rawValue: level.rawValue - 1)!
+            framesSinceStep = 0
             calmFrames = 0
         }
         return level
