@@ -67,7 +67,7 @@ final class RelayCounters: Sendable {
     /// Frames relayed as decoded (without stickers) because they could not be copied into the pool.
     let copiesFailed = Atomic<Int>(0)
     let stageCPU = Atomic<UInt64>(0)
-    /// A high-water mark of the frames the ingest's appsink certainly dropped (see `snapshot`).
+    /// A high-water mark of the frames the ingest's appsinks dropped or left behind (`noteFramesGone`).
     private let framesDroppedByIngest = Atomic<Int>(0)
     /// Decoded frames the ingest's appsink holds before it drops the oldest.
     let videoQueueCapacity: Int
@@ -77,11 +77,13 @@ final class RelayCounters: Sendable {
     }
 
     /// Of `framesArrived`, the frames neither pulled nor among the `mayStillWait` the appsink can
-    /// still hold are gone. Just before a pull from a live input's appsink (which drops the oldest
-    /// frame once it holds its capacity) with the capacity: whenever it dropped a frame its queue is
-    /// full at the next pull, so the count taken then is exact (a snapshot between pulls only bounds
-    /// it). With 0 for the generations of an input that was restarted: what their appsinks held went
-    /// with their pipelines.
+    /// still hold are gone. Called by the frame thread: just before a pull from a live input's
+    /// appsink that drops the oldest frame once it holds its capacity, with the capacity (whenever
+    /// it dropped a frame its queue is full at the next pull, so the count is exact; taken between
+    /// pulls it only bounds it, by up to the capacity); and with 0 for the generations of an input
+    /// that was restarted, whose appsinks' frames went with their pipelines. A frame is counted
+    /// arriving by a pad probe just before the appsink queues it: one in between, at a full queue,
+    /// is counted gone even if the pull makes room for it, so the count can be one over, never under.
     func noteFramesGone(framesArrived: Int, mayStillWait: Int) {
         framesDroppedByIngest.max(framesArrived - framesPulled.load(ordering: .relaxed) - mayStillWait, ordering: .relaxed)
     }
@@ -95,13 +97,8 @@ final class RelayCounters: Sendable {
     /// The counts now. `framesArrived`: decoded frames that reached the appsinks of every input
     /// generation so far.
     func snapshot(framesArrived: Int) -> MediaRelay.Counters {
-        let pulled = framesPulled.load(ordering: .relaxed)
-        let arrived = max(framesArrived, pulled)
-        // The appsink drops the oldest frame silently once it holds its capacity: of the frames
-        // that arrived and were not pulled, all but the capacity are certainly gone. Counted as
-        // a high-water mark, so the figure never goes down while frames wait in the queue.
-        let certainlyDropped = max(0, arrived - pulled - videoQueueCapacity)
-        let dropped = framesDroppedByIngest.max(certainlyDropped, ordering: .relaxed).newValue
+        let arrived = max(framesArrived, framesPulled.load(ordering: .relaxed))
+        let dropped = framesDroppedByIngest.load(ordering: .relaxed)
         var counters = MediaRelay.Counters(
             framesIn: arrived,
             framesOut: framesOut.load(ordering: .relaxed),

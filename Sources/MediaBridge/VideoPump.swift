@@ -87,7 +87,8 @@ final class VideoPump: Sendable {
         while !control.stopRequested {
             let (ingest, generation) = generations.current
             if source?.generation != generation {
-                if source != nil, let earlier = generations.framesArrived(before: generation) {
+                // What the earlier generations' appsinks still held went with their pipelines.
+                if let earlier = generations.framesArrived(before: generation) {
                     counters.noteFramesGone(framesArrived: earlier, mayStillWait: 0)
                 }
                 source = nil

@@ -105,16 +105,16 @@ private func tracked(_ stage: FaceTrackingStage) -> Int {
     @Test func stepsUpWhileFramesStayQueuedAndBackWhenCalm() {
         var shedding = LoadShedding()
         for _ in 0..<20 { #expect(shedding.update(queued: 4, capacity: 10) == .full, "under half full: nothing changes") }
-        for _ in 0..<7 { #expect(shedding.update(queued: 5, capacity: 10) == .full, "half full for less than a burst takes to drain") }
-        #expect(shedding.update(queued: 5, capacity: 10) == .trackEveryOtherFrame, "half full for eight frames in a row: the first step")
+        for _ in 0..<8 { #expect(shedding.update(queued: 5, capacity: 10) == .full, "half full for no longer than a burst takes to drain") }
+        #expect(shedding.update(queued: 5, capacity: 10) == .trackEveryOtherFrame, "half full for nine frames in a row: the first step")
         for _ in 0..<14 { #expect(shedding.update(queued: 9, capacity: 10) == .trackEveryOtherFrame, "a step settles before the next") }
         #expect(shedding.update(queued: 9, capacity: 10) == .trackEveryFourthFrame)
         for _ in 0..<100 { _ = shedding.update(queued: 10, capacity: 10) }
         #expect(shedding.level == .trackEveryFourthFrame, "no step beyond the last")
         for _ in 0..<50 { _ = shedding.update(queued: 1, capacity: 10) }
-        for _ in 0..<8 { _ = shedding.update(queued: 3, capacity: 10) }
+        for _ in 0..<9 { _ = shedding.update(queued: 3, capacity: 10) }
         for _ in 0..<59 { _ = shedding.update(queued: 2, capacity: 10) }
-        #expect(shedding.level == .trackEveryFourthFrame, "calm lasts two seconds; a queue above a fifth full for eight frames restarts it")
+        #expect(shedding.level == .trackEveryFourthFrame, "calm lasts two seconds; a queue above a fifth full for nine frames restarts it")
         #expect(shedding.update(queued: 2, capacity: 10) == .trackEveryOtherFrame)
         for _ in 0..<60 { _ = shedding.update(queued: 0, capacity: 10) }
         #expect(shedding.level == .full)
@@ -132,6 +132,20 @@ private func tracked(_ stage: FaceTrackingStage) -> Int {
             #expect(level == .full, "frame \(frame)")
             if level != .full { break }
         }
+    }
+
+    /// A stage that caught up steps back while bursts of a whole queue go on (each above a fifth
+    /// full for eight frames), and never while the queue is up: a stall that fills the queue after
+    /// a calm spell is not a step down.
+    @Test func aStageThatCaughtUpStepsBackThroughBursts() {
+        var shedding = LoadShedding()
+        for _ in 0..<40 { _ = shedding.update(queued: 10, capacity: 10) }
+        #expect(shedding.level == .trackEveryFourthFrame)
+        for frame in 0..<150 { _ = shedding.update(queued: max(0, 10 - frame % 12), capacity: 10) }
+        #expect(shedding.level == .full)
+        for _ in 0..<40 { _ = shedding.update(queued: 10, capacity: 10) }
+        for _ in 0..<55 { _ = shedding.update(queued: 0, capacity: 10) }
+        for _ in 0..<8 { #expect(shedding.update(queued: 10, capacity: 10) == .trackEveryFourthFrame, "stepped down with the queue full") }
     }
 
     /// The same bursts of six at a stage slower than they come (the queue one frame shorter every
@@ -170,7 +184,7 @@ private func tracked(_ stage: FaceTrackingStage) -> Int {
             #expect(stage.analyse(frame(index)) == .draw)
         }
         #expect(tracked(stage) == 10)
-        for _ in 0..<8 { stage.noteBacklog(queued: 6, capacity: 10) }
+        for _ in 0..<9 { stage.noteBacklog(queued: 6, capacity: 10) }
         for index in 10..<20 {
             #expect(stage.analyse(frame(index)) == .draw, "at the first step every frame still gets its overlay")
             if index < 19 { stage.noteBacklog(queued: 6, capacity: 10) }
@@ -199,7 +213,7 @@ private func tracked(_ stage: FaceTrackingStage) -> Int {
         settings.synchronousDetection = true
         let tracker = FaceTracker(settings: settings, landmarker: SceneLandmarker(scene), detector: SceneDetector(scene), poseSolver: NoPose())
         let stage = FaceTrackingStage(tracker: tracker, look: .landmarks)
-        for _ in 0..<23 { stage.noteBacklog(queued: 9, capacity: 10) }
+        for _ in 0..<24 { stage.noteBacklog(queued: 9, capacity: 10) }
         var fitted: [Float] = [], coasted: [Float] = []
         for index in 0..<80 {
             scene.faces[0].centre.x = 300 + 6 * Float(index)

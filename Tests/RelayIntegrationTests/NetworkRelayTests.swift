@@ -84,7 +84,10 @@ import TestFixtures
         let figures = "in \(stats.frames_in), out \(stats.frames_out), dropped \(stats.frames_dropped), \(indices.count) in the file, "
             + "gaps \(frameGaps(indices)); load level \(stats.load_level) at the end"
         print("held off the CPU for 1.5 s: \(figures)")
-        #expect(stats.frames_dropped >= 10 && stats.frames_in == stats.frames_out + stats.frames_dropped && indices.count == stats.frames_out
+        // Every frame counted: one that reached the queue's door as the pull made room for it may be counted
+        // gone too (RelayCounters.noteFramesGone), never one missed. Counted between pulls, ten were missed.
+        let uncounted = stats.frames_in - stats.frames_out - stats.frames_dropped
+        #expect(stats.frames_dropped >= 10 && (uncounted == 0 || uncounted == -1) && indices.count == stats.frames_out
                     && zip(indices, indices.dropFirst()).allSatisfy { $0 < $1 }, "\(figures)")
         #expect(stats.load_level == 0, "\(figures)")
     }
