@@ -90,5 +90,5 @@ done
 echo "facerelay's own figures per run (stage: the frame thread's Swift stage; track: tracking on both threads; sticker: placement and blending):"
 for stats in "$work"/stats-*.json; do
   printf "  %-22s " "$(basename "$stats" .json | sed 's/^stats-//')"
-  grep -E '"(frames_out|frames_dropped|stage_ms_per_frame|track_ms_per_frame|sticker_ms_per_frame|faces_tracked)"' "$stats" | tr -d ' ,\n'; echo
+  grep -E '"(frames_out|frames_dropped|stage_ms_per_frame|track_ms_per_frame|sticker_ms_per_frame|faces_tracked|lightened_frames|load_level)"' "$stats" | tr -d ' ,\n'; echo
 done
