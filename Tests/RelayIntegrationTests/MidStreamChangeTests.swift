@@ -88,13 +88,7 @@ import TestFixtures
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = try Fixtures.path(change.fixture)
         let output = directory + "/relayed.mkv"
-        let port = freePort(udp: true)
-        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output,
-                                                                  "--stats-json", directory + "/stats.json"],
-                                     logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 1)
-        let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
-                                                                "srt://127.0.0.1:\(port)?mode=caller"], logDirectory: directory, name: "broadcaster")
+        let (relay, broadcaster) = try srtBroadcast(input, to: output, relayArguments: ["--stats-json", directory + "/stats.json"], directory: directory)
         #expect(broadcaster.wait(seconds: 60) == 0, "broadcaster: \(broadcaster.stderr)")
         #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
         let report = try MediaReport(output)

@@ -38,13 +38,7 @@ import TestFixtures
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = try Fixtures.path("face_720p.ts")
         let output = directory + "/relayed.mkv"
-        let port = freePort(udp: true)
-        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output],
-                                     logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 1)
-        let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
-                                                                "srt://127.0.0.1:\(port)?mode=caller"],
-                                           logDirectory: directory, name: "broadcaster")
+        let (relay, broadcaster) = try srtBroadcast(input, to: output, directory: directory)
         #expect(broadcaster.wait(seconds: 60) == 0, "broadcaster: \(broadcaster.stderr)")
         // The broadcaster hung up: end of stream.
         #expect(relay.wait(seconds: 30) == 0, "facerelay: \(relay.stderr)")
@@ -65,14 +59,8 @@ import TestFixtures
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = try Fixtures.path("face_720p.ts")
         let output = directory + "/relayed.mkv"
-        let port = freePort(udp: true)
-        let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output,
-                                                          "--sticker", "sunglasses", "--stats-json", directory + "/stats.json"],
-                                     logDirectory: directory, name: "relay")
-        Thread.sleep(forTimeInterval: 1)
-        let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
-                                                                "srt://127.0.0.1:\(port)?mode=caller"],
-                                           logDirectory: directory, name: "broadcaster")
+        let (relay, broadcaster) = try srtBroadcast(input, to: output, relayArguments: ["--sticker", "sunglasses", "--stats-json", directory + "/stats.json"],
+                                                    directory: directory)
         Thread.sleep(forTimeInterval: 4)
         relay.signal(SIGSTOP)
         Thread.sleep(forTimeInterval: 1.5)

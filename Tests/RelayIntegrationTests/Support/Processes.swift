@@ -44,3 +44,17 @@ func freePort(udp: Bool = false) -> Int {
     }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// `facerelay run` listening for SRT on a free port, and, once it listens, an ffmpeg caller sending
+/// `input` to it at the input's own pace in MPEG-TS, as a broadcaster's encoder does. Logs in `directory`.
+func srtBroadcast(_ input: String, to output: String, relayArguments: [String] = [], directory: String) throws
+    -> (relay: ChildProcess, broadcaster: ChildProcess) {
+    let port = freePort(udp: true)
+    let relay = try ChildProcess(Package.facerelay, ["run", "--input", "srt://127.0.0.1:\(port)?mode=listener", "--output", output] + relayArguments,
+                                 logDirectory: directory, name: "relay")
+    Thread.sleep(forTimeInterval: 1)
+    let broadcaster = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-re", "-i", input, "-c", "copy", "-f", "mpegts",
+                                                           "srt://127.0.0.1:\(port)?mode=caller"],
+                                       logDirectory: directory, name: "broadcaster")
+    return (relay, broadcaster)
+}
