@@ -10,6 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/dlib_stock_tracker.cpp out=$1
 if [ "$out" -nt "$src" ] && [ "$out" -nt "$0" ]; then exit 0; fi
+mkdir -p "$(dirname "$out")"
 flags=(-O3)
 [ "${FACERELAY_PORTABLE:-}" = 1 ] || flags+=(-mavx2 -mfma)
 # shellcheck disable=SC2046
