@@ -5,8 +5,8 @@
 /// (`sceneChanged`), a followed face changed size, or a few intervals went by; a shown face gone
 /// missing, and the watch after a face was lost, bring forward the scan whose levels hold that
 /// face's size. A cut (most of the scene new at once) and the end of a transition (a fade, a pan
-/// that stopped) bring both scans forward, and a transition under way (a fade, a dissolve) the
-/// coarse scan at every scene check.
+/// that stopped) bring both scans forward, and a transition under way (a fade, a dissolve) or a
+/// region of the scene that settled (a wipe) the coarse scan.
 ///
 /// A value: the tracker asks it once a frame (`scan`) and tells it what ran (`ran`).
 struct DetectionScheduler: Sendable {
@@ -38,6 +38,8 @@ struct DetectionScheduler: Sendable {
     private(set) var lastCut = Int.min / 2, lastTransition = Int.min / 2, lastSettle = Int.min / 2
     /// The first check of the transition under way.
     private(set) var transitionStart = Int.min / 2
+    /// The last check that found a region of the scene settled.
+    private(set) var lastRegionSettle = Int.min / 2
     /// The share of the scene that changed at the check before, and whether that check found a transition.
     private var changedShareBefore: Float = 0, inTransitionBefore = false
 
@@ -96,8 +98,18 @@ struct DetectionScheduler: Sendable {
     /// a game's flashes cost at most two more scans of each kind an interval; a scene that keeps
     /// changing wholesale (a game's camera panning) is one cut where it starts, and waits for the
     /// interval after that.
+    ///
+    /// A region of the scene that changed at the check before and is still now may hold a face that
+    /// came into view while the rest of the scene kept changing, which the interval would find: a
+    /// wipe uncovering a camera a strip at a time, a person who walked in front of a game and sat
+    /// down. The coarse scan is due at once. The tracker reports it only while no face is followed
+    /// or watched for, as it scans the region that changed only then.
     mutating func sceneChecked(at frame: Int, motion: SceneMotion, changedSinceCoarseScan sinceScan: Float) {
         let share = motion.changed
+        if motion.regionSettled {
+            lastRegionSettle = frame
+            coarseDue = true
+        }
         let inTransition = motion.steady >= settings.transitionSteadyShare
         defer {
             changedShareBefore = share
@@ -165,7 +177,7 @@ struct DetectionScheduler: Sendable {
 
     private func coarseScanDue(at frame: Int, faces: Faces) -> Bool {
         let since = frame - lastCoarseScan, interval = settings.detectionInterval
-        if max(lastCutOrSettle, lastTransition) > lastCoarseScan { return true }
+        if max(lastCutOrSettle, lastTransition, lastRegionSettle) > lastCoarseScan { return true }
         if since >= interval * settings.coarseRescanCycles { return true }
         if since >= interval && (coarseDue || faces.anyResized) { return true }
         if faces.shownFaceMissing { return true }

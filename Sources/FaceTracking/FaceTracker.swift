@@ -94,7 +94,10 @@ public final class FaceTracker {
         let fineUseful = fineScanUseful(grey)
         if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
-            let motion = sceneChange.motionSinceLastCheck(outside: followedFaces)
+            var motion = sceneChange.motionSinceLastCheck(outside: followedFaces)
+            // As for a region scan: beside a followed or watched-for face the scene's changes are no
+            // news, and the periodic rescan finds a second face.
+            if !faces.isEmpty || !soughtFaces.isEmpty || scheduler.isWatching(at: frameIndex) { motion.regionSettled = false }
             let sinceScan = scheduler.settles(changedShare: motion.changed) ? sceneChange.changedShare(since: .coarse, outside: followedFacesAndLostRegions()) : 0
             scheduler.sceneChecked(at: frameIndex, motion: motion, changedSinceCoarseScan: sinceScan)
         }

@@ -14,7 +14,10 @@ import FrameKit
 /// motion, a scene that settled from one still moving, and a fade from a pan: a fade or a dissolve
 /// moves every block's mean toward the next scene's by about as much at each check, while a camera
 /// that moves changes a block by what its texture brings in, another amount each time. How much of a
-/// settled scene is new since the coarse scan tells whether a transition ended (`changedShare(since:)`).
+/// settled scene is new since the coarse scan tells whether a transition ended (`changedShare(since:)`),
+/// and a region of it that changed at the check before and is still now (`SceneMotion.regionSettled`)
+/// may hold a face that came into view while the rest of the scene kept changing (a wipe uncovering
+/// a camera, a person who walked in and sat down in front of a game).
 ///
 /// A webcam's automatic gain and white balance change every block at once: the blocks are compared
 /// after scaling the reference by the frame's gain, the median of the blocks' ratios (webcam rows
@@ -38,6 +41,11 @@ struct SceneChange {
     /// a grey level between checks (sigma 6), so the smaller threshold still leaves it out, and a
     /// slow or faint fade's changes, a few grey levels a check, count.
     static let steadyThreshold: Float = 2, steadyRatio: Float = 1.4, steadyChecks: UInt8 = 2
+    /// A region settled when every block of a square this many blocks wide changed by more than
+    /// `threshold` at the check before and by `steadyThreshold` or less since: 64 px, within a face
+    /// of the smallest size detected (80 px) and the head around it, where a single block settles
+    /// now and then wherever something moved and stopped.
+    static let settledRegionSide = 2
     /// A block with a pixel this bright, then or now, may have clipped at white as the gain moved:
     /// each pixel then moved by the gain or less, toward white, so the block's mean may lie anywhere
     /// between its mean then and that mean times the gain (a face coming in darkens a bright block
@@ -63,6 +71,8 @@ struct SceneChange {
     private var lastCheckChanges: ContiguousArray<Float> = []
     /// For how many checks in a row each block changed as at the check before.
     private var steadyRuns: ContiguousArray<UInt8> = []
+    /// Scratch for one check: the blocks that changed at the check before and are still now.
+    private var settledBlocks: ContiguousArray<Bool> = []
     /// Scratch for one comparison: the blocks a face covers, then or now.
     private var followedBlocks: ContiguousArray<Bool> = []
     private var columns = 0, rows = 0
@@ -87,6 +97,7 @@ struct SceneChange {
             followedBlocks = ContiguousArray(repeating: false, count: columns * rows)
             lastCheckChanges = ContiguousArray(repeating: 0, count: columns * rows)
             steadyRuns = ContiguousArray(repeating: 0, count: columns * rows)
+            settledBlocks = ContiguousArray(repeating: false, count: columns * rows)
             for scan in Scan.allCases { Self.forget(&references[scan.rawValue], size: current.count) }
             Self.forget(&lastCheck, size: current.count)
         }
@@ -153,9 +164,13 @@ struct SceneChange {
                 let before = lastCheckChanges[index], run = steadyRuns[index]
                 lastCheckChanges[index] = 0
                 steadyRuns[index] = 0
+                settledBlocks[index] = false
                 guard !followedBlocks[index] else { continue }
                 counted += 1
-                guard let change = change(of: index, since: lastCheck, gain: gain, beyond: Self.steadyThreshold) else { continue }
+                guard let change = change(of: index, since: lastCheck, gain: gain, beyond: Self.steadyThreshold) else {
+                    settledBlocks[index] = abs(before) > Self.threshold
+                    continue
+                }
                 if abs(change) > Self.threshold { changed += 1 }
                 lastCheckChanges[index] = change
                 let ratio = change / before
@@ -165,7 +180,25 @@ struct SceneChange {
             }
         }
         Self.take(current, currentBrightest, into: &lastCheck, faces: faces)
-        return SceneMotion(changed: Self.share((changed, counted)), steady: Self.share((steady, counted)))
+        return SceneMotion(changed: Self.share((changed, counted)), steady: Self.share((steady, counted)), regionSettled: anySettledRegion())
+    }
+
+    /// Whether some square of `settledRegionSide` blocks settled at this check.
+    private func anySettledRegion() -> Bool {
+        let side = Self.settledRegionSide
+        guard columns >= side, rows >= side else { return false }
+        return settledBlocks.withUnsafeBufferPointer { settled in
+            for row in 0...(rows - side) {
+                for column in 0...(columns - side) where settled[row * columns + column] {
+                    var square = true
+                    for y in row..<(row + side) {
+                        for x in column..<(column + side) where !settled[y * columns + x] { square = false }
+                    }
+                    if square { return true }
+                }
+            }
+            return false
+        }
     }
 
     /// The share of the blocks away from the faces now (`faces`) and then that changed since `scan`
@@ -297,6 +330,9 @@ struct SceneMotion: Equatable {
     /// The share of the blocks that changed as they did at the check before: the same way, by within
     /// `SceneChange.steadyRatio` times as much (`SceneChange.steadyThreshold`).
     var steady: Float = 0
+    /// A region at least `SceneChange.settledRegionSide` blocks square changed at the check before
+    /// and is still now.
+    var regionSettled = false
 }
 
 extension FaceBox {

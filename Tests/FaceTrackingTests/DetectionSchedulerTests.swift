@@ -134,14 +134,17 @@ import Testing
 
     /// Scene checks every 3 frames over 100 frames: `share(frame)` of the scene changed since the
     /// check before, and `sinceCoarseScan(frame, lastCoarseScan)` since the coarse scan looked.
-    func checks(_ share: @escaping (Int) -> Float, steady: @escaping (Int) -> Float = { _ in 0 }, settings: FaceTracker.Settings? = nil,
+    /// `settled(frame)`: a region of it that changed at the check before is still.
+    func checks(_ share: @escaping (Int) -> Float, steady: @escaping (Int) -> Float = { _ in 0 }, settled: @escaping (Int) -> Bool = { _ in false },
+                settings: FaceTracker.Settings? = nil,
                 sinceCoarseScan: @escaping (_ frame: Int, _ scanned: Int) -> Float = { _, _ in 0 }) -> [DetectionScan: [Int]] {
         scans(0..<100, from: DetectionScheduler(settings: settings ?? self.settings)) { frame, scheduler in
             guard frame % 3 == 0 else { return }
             // The first check has no check before it to compare with.
             let changed = frame == 0 ? 0 : share(frame)
             let sinceScan = scheduler.settles(changedShare: changed) ? sinceCoarseScan(frame, scheduler.lastCoarseScan) : 0
-            scheduler.sceneChecked(at: frame, motion: SceneMotion(changed: changed, steady: frame == 0 ? 0 : steady(frame)), changedSinceCoarseScan: sinceScan)
+            let motion = SceneMotion(changed: changed, steady: frame == 0 ? 0 : steady(frame), regionSettled: frame > 0 && settled(frame))
+            scheduler.sceneChecked(at: frame, motion: motion, changedSinceCoarseScan: sinceScan)
             scheduler.sceneChanged(coarse: changed > 0, fine: changed > 0)
         }.runs
     }
@@ -226,6 +229,19 @@ import Testing
                 "the coarse scan at every check for 60 frames from 18, then at the interval")
         let pan = checks({ $0 >= 12 ? 0.3 : 0 }, steady: { $0 >= 18 ? 0.2 : 0 })
         #expect(pan[.coarse] == [0, 30, 60, 90] && pan[.fine] == [1, 28, 55, 82], "a change less steady waits for the interval")
+    }
+
+    /// A wipe uncovers the next scene a strip at a time: a fifth of the scene changes at every check
+    /// until it ends, and each check from the second finds still the strip the check before
+    /// uncovered. The coarse scan runs at each of those checks; without the rule, a face the wipe
+    /// uncovered waits for the interval's scan, at the wipe's end here.
+    @Test func aRegionThatSettledIsScannedAtOnce() {
+        let wiping: (Int) -> Float = { $0 >= 42 && $0 <= 72 ? 0.2 : 0 }
+        let wipe = checks(wiping, settled: { $0 >= 45 && $0 <= 75 })
+        #expect(wipe[.coarse] == [0, 42] + Array(stride(from: 45, through: 75, by: 3)) && wipe[.fine] == [1, 43, 70, 97],
+                "the change at 42, then the coarse scan at every check that finds a region settled, the fine one at its pace")
+        let late = checks(wiping)
+        #expect(late[.coarse] == [0, 42, 72] && late[.fine] == [1, 43, 70, 97], "the wipe's face waits for the interval (72)")
     }
 
     /// The scene is measured only while a scan waits for it to change, every few frames.
