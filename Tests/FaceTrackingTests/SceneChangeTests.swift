@@ -192,24 +192,10 @@ import Testing
                 #expect(motion.steady >= settings.transitionSteadyShare,
                         "\(photo.name) fading to \(other.name), frame \(frame): \(motion.steady) of the changes steady, \(motion.changed) changed")
             }
-            // A window 240 px narrower and 60 px lower than the photo, panned across it.
-            let (windowWidth, windowHeight) = (width - 240, height - 60)
-            let window = UnsafeMutablePointer<UInt8>.allocate(capacity: windowWidth * windowHeight)
-            defer { window.deallocate() }
-            for (dx, dy) in [(2, 0), (3, 0), (4, 0), (8, 0), (4, 2)] {
-                var scene = SceneChange(maximumFaces: 8)
-                for frame in stride(from: 0, through: 27, by: 3) {
-                    for y in 0..<windowHeight {
-                        (window + y * windowWidth).update(from: photo.pixels + (y + frame * dy) * width + frame * dx, count: windowWidth)
-                    }
-                    noise.add(to: window, count: windowWidth * windowHeight)
-                    scene.measure(Plane(base: window, stride: windowWidth, width: windowWidth, height: windowHeight))
-                    let motion = scene.motionSinceLastCheck(outside: [])
-                    guard frame > 0 else { continue }
-                    panSteady.append(motion.steady)
-                    #expect(motion.steady < settings.transitionSteadyShare,
-                            "\(photo.name) panned by \(dx), \(dy) px a frame, frame \(frame): \(motion.steady) of the changes steady, \(motion.changed) changed")
-                }
+            Self.pan(across: photo, noise: &noise) { dx, dy, frame, motion in
+                panSteady.append(motion.steady)
+                #expect(motion.steady < settings.transitionSteadyShare,
+                        "\(photo.name) panned by \(dx), \(dy) px a frame, frame \(frame): \(motion.steady) of the changes steady, \(motion.changed) changed")
             }
         }
         print("share of the blocks changed steadily: fades \(fadeSteady.min() ?? 0)-\(fadeSteady.max() ?? 0) (\(fadeSteady.count) checks), "
@@ -253,27 +239,38 @@ import Testing
                 wipeChecks += 1
                 if motion.regionSettled { wipeSettled += 1 }
             }
-            let (windowWidth, windowHeight) = (width - 240, height - 60)
-            let window = UnsafeMutablePointer<UInt8>.allocate(capacity: windowWidth * windowHeight)
-            defer { window.deallocate() }
-            for (dx, dy) in [(2, 0), (3, 0), (4, 0), (8, 0), (4, 2)] {
-                var scene = SceneChange(maximumFaces: 8)
-                for frame in stride(from: 0, through: 27, by: 3) {
-                    for y in 0..<windowHeight {
-                        (window + y * windowWidth).update(from: photo.pixels + (y + frame * dy) * width + frame * dx, count: windowWidth)
-                    }
-                    noise.add(to: window, count: windowWidth * windowHeight)
-                    scene.measure(Plane(base: window, stride: windowWidth, width: windowWidth, height: windowHeight))
-                    let motion = scene.motionSinceLastCheck(outside: [])
-                    guard frame >= 6 else { continue }
-                    panChecks += 1
-                    if motion.regionSettled { panSettled += 1 }
-                }
+            Self.pan(across: photo, noise: &noise) { _, _, frame, motion in
+                // As for the wipe, the first change has no check before it to settle from.
+                guard frame >= 6 else { return }
+                panChecks += 1
+                if motion.regionSettled { panSettled += 1 }
             }
         }
         print("a region settled: wipes \(wipeSettled) of \(wipeChecks) checks, still under noise and a drifting gain \(stillSettled), pans \(panSettled) of \(panChecks)")
         #expect(wipeSettled * 2 >= wipeChecks, "a region settled on \(wipeSettled) of \(wipeChecks) checks of the wipes")
         #expect(stillSettled == 0, "a still scene under noise and a drifting gain settled a region on \(stillSettled) checks")
         #expect(panSettled * 10 <= panChecks, "a pan settled a region on \(panSettled) of \(panChecks) checks")
+    }
+
+    /// A window 240 px narrower and 60 px lower than `photo`, under `noise`, panned across it at 2, 3,
+    /// 4 and 8 px a frame and diagonally; `check` gets each scene check's motion after the first.
+    static func pan(across photo: FaceCorpus.Photo, noise: inout GaussianNoise,
+                    _ check: (_ dx: Int, _ dy: Int, _ frame: Int, SceneMotion) -> Void) {
+        let (width, height) = (Int(photo.width), Int(photo.height))
+        let (windowWidth, windowHeight) = (width - 240, height - 60)
+        let window = UnsafeMutablePointer<UInt8>.allocate(capacity: windowWidth * windowHeight)
+        defer { window.deallocate() }
+        for (dx, dy) in [(2, 0), (3, 0), (4, 0), (8, 0), (4, 2)] {
+            var scene = SceneChange(maximumFaces: 8)
+            for frame in stride(from: 0, through: 27, by: 3) {
+                for y in 0..<windowHeight {
+                    (window + y * windowWidth).update(from: photo.pixels + (y + frame * dy) * width + frame * dx, count: windowWidth)
+                }
+                noise.add(to: window, count: windowWidth * windowHeight)
+                scene.measure(Plane(base: window, stride: windowWidth, width: windowWidth, height: windowHeight))
+                let motion = scene.motionSinceLastCheck(outside: [])
+                if frame > 0 { check(dx, dy, frame, motion) }
+            }
+        }
     }
 }
