@@ -95,9 +95,7 @@ public final class FaceTracker {
         if frameIndex % settings.sceneCheckInterval == 0 {
             sceneChange.measure(grey)
             var motion = sceneChange.motionSinceLastCheck(outside: followedFaces)
-            // As for a region scan: beside a followed or watched-for face the scene's changes are no
-            // news, and the periodic rescan finds a second face.
-            if !faces.isEmpty || !soughtFaces.isEmpty || scheduler.isWatching(at: frameIndex) { motion.regionSettled = false }
+            if !changesAreNews { motion.regionSettled = false }
             let sinceScan = scheduler.settles(changedShare: motion.changed) ? sceneChange.changedShare(since: .coarse, outside: followedFacesAndLostRegions()) : 0
             scheduler.sceneChecked(at: frameIndex, motion: motion, changedSinceCoarseScan: sinceScan)
         }
@@ -318,6 +316,12 @@ public final class FaceTracker {
         if scan != .coarse { sceneChange.markScanned(.fine, faces: followedFaces) }
     }
 
+    /// No face is followed or watched for, so where the scene changes is where a face may have come
+    /// into view: the region that changed is scanned, and a region that settled brings the coarse
+    /// scan forward. Beside a followed face a change is no news, and the periodic rescan finds a
+    /// second face.
+    private var changesAreNews: Bool { faces.isEmpty && soughtFaces.isEmpty && !scheduler.isWatching(at: frameIndex) }
+
     /// The part of the scene to scan now, at every level, when no face is followed, no lost face is
     /// watched for and the scene changed since the coarse scan: the change grown to a square of its
     /// longer side and half as much again, at least four blocks more (the whole of a face of which
@@ -325,8 +329,7 @@ public final class FaceTracker {
     /// `regionScanBudget` frames. Someone who sits down in front of a still camera is looked for
     /// where they are, at once.
     private func regionToScan(_ grey: Plane) -> PixelRegion? {
-        guard settings.regionScanBudget > 0, frameIndex % settings.sceneCheckInterval == 0, faces.isEmpty, soughtFaces.isEmpty,
-              !scheduler.isWatching(at: frameIndex), scheduler.coarseDue,
+        guard settings.regionScanBudget > 0, frameIndex % settings.sceneCheckInterval == 0, changesAreNews, scheduler.coarseDue,
               let changed = sceneChange.changedRegion(since: .coarse, outside: EmptyCollection())
         else { return nil }
         let longer = max(changed.width, changed.height)
