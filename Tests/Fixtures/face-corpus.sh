@@ -32,7 +32,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="21 clips, blink labels" ;;
+  --clips) folder=clips; complete="24 clips, blink labels" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -82,8 +82,9 @@ if [ "$folder" = clips ]; then
     done
   done
   # The first cut as the other transitions a stream makes: a 2 s fade, a 1 s dissolve, the camera's
-  # picture sliding in and wiped in (TRANSITION:FRAMES:SUFFIX).
-  for transition in fade:60:fade2s dissolve:30:dissolve1s slideleft:30:slide1s wipeleft:30:wipe1s; do
+  # picture sliding in, and wiped in from each side (TRANSITION:FRAMES:SUFFIX).
+  for transition in fade:60:fade2s dissolve:30:dissolve1s slideleft:30:slide1s wipeleft:30:wipe1s \
+    wiperight:30:wiperight1s wipeup:30:wipeup1s wipedown:30:wipedown1s; do
     IFS=: read -r kind frames suffix <<< "$transition"
     offset=$(awk -v frames="$frames" 'BEGIN { printf "%.4f", (118 - frames) / 30 }')
     duration=$(awk -v frames="$frames" 'BEGIN { printf "%.4f", frames / 30 }')
