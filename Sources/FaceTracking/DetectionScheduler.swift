@@ -99,10 +99,10 @@ struct DetectionScheduler: Sendable {
     /// changing wholesale (a game's camera panning) is one cut where it starts, and waits for the
     /// interval after that.
     ///
-    /// A region of the scene that changed at the check before and is still now may hold a face that
-    /// came into view while the rest of the scene kept changing, which the interval would find: a
-    /// wipe uncovering a camera a strip at a time, a person who walked in front of a game and sat
-    /// down. The coarse scan is due at once. The tracker reports it only while no face is followed
+    /// A region of the scene that changed and is still now (`SceneMotion.regionSettled`) may hold a
+    /// face that came into view while the rest of the scene kept changing, which the interval would
+    /// find: a wipe uncovering a camera a strip at a time, a person who walked in front of a game and
+    /// sat down. The coarse scan is due at once. The tracker reports it only while no face is followed
     /// or watched for, as it scans the region that changed only then.
     mutating func sceneChecked(at frame: Int, motion: SceneMotion, changedSinceCoarseScan sinceScan: Float) {
         let share = motion.changed

