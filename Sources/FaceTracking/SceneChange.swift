@@ -193,7 +193,7 @@ struct SceneChange {
     /// happens to fall within a check's strip; an edge sweeping a block a check or faster settles
     /// every square it passed within this window (`SceneCutTests`' wipes from below).
     private func anySettledRegion() -> Bool {
-        let side = Self.settledRegionSide, oldest = UInt8(side)
+        let side = Self.settledRegionSide
         guard columns >= side, rows >= side else { return false }
         return settledAges.withUnsafeBufferPointer { ages in
             for row in 0...(rows - side) {
@@ -202,7 +202,7 @@ struct SceneChange {
                     for y in row..<(row + side) {
                         for x in column..<(column + side) {
                             let age = ages[y * columns + x]
-                            if age == 0 || age > oldest { square = false }
+                            if age == 0 { square = false }
                             if age == 1 { settledNow = true }
                         }
                     }
