@@ -9,7 +9,9 @@
 # misses faces a hand half covers), its landmarks against dlib's fit on the same box (mean, worst
 # frame, frames over 10 % of the eye distance) and its tracking CPU a frame; on a clip whose blinks are
 # labelled (CLIP.tag), the blinks its expression events caught and the eyes it took for closed outside
-# them. inspect takes each clip's frames at the pace of their timestamps (--realtime), as a stream
+# them; on a clip where one person's camera switches to another's (CLIP.switch), whether the first
+# person's track goes on to the second, and the frames whose expressions differ from the second clip's
+# run alone. inspect takes each clip's frames at the pace of their timestamps (--realtime), as a stream
 # brings them, so that a scan's result comes back as many frames later as on a stream (read as fast as
 # it decodes, several more).
 #   [RUNS=3] [FACERELAY=...] [BASELINE=...] [DLIB_STOCK=...] [RESULTS=DIR] Tests/Benchmarks/real-clips.sh [FIXTURE_DIR]

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The tables of real-clips.sh: each build on each clip against dlib's stock detector run on every frame
 (dlib.CLIP.jsonl) and dlib's stock fit on the build's own boxes (LABEL.CLIP.RUN.dlibfit); and on the
-clips whose blinks are labelled (CLIP_DIR/CLIP.tag), the build's blink events against the labels.
+clips whose blinks are labelled (CLIP_DIR/CLIP.tag), the build's blink events against the labels; on the
+clips where one person's camera switches to another's (CLIP_DIR/CLIP.switch), whether the first person's
+track goes on to the second and how the second's expressions differ from the second clip run alone.
     real_clips.py RESULTS_DIR CLIP_DIR"""
 import glob
 import math
@@ -93,6 +95,33 @@ def blink_row(frames, blinks):
     return caught, len(outside), frames_outside, spans
 
 
+def switch_row(frames, alone, start, end):
+    """On a clip where one person's camera switched to another's (CLIP.switch: the second clip alone,
+    the frame of this clip its first frame is, the first frame after the transition): whether a face
+    shown after the switch keeps an id shown before it (the first person's track going on to the second
+    person), and, from 10 frames after the transition on, the frames where the first shown face's
+    expressions on differ from those of the first shown face of the second clip run alone, by
+    expression (judged against the first person's rest, the second person's eyes and brows read
+    otherwise)."""
+    def first_shown(frame):
+        return frame["faces"][0] if frame["faces"] else None
+    before = {face["id"] for frame in frames if frame["frame"] < start for face in frame["faces"]}
+    after = {face["id"] for frame in frames if frame["frame"] >= end for face in frame["faces"]}
+    by_frame = {frame["frame"]: frame for frame in alone}
+    differing, compared = {}, 0
+    for frame in frames:
+        if frame["frame"] < end + 10 or frame["frame"] - start not in by_frame:
+            continue
+        compared += 1
+        ours, theirs = first_shown(frame), first_shown(by_frame[frame["frame"] - start])
+        names = set(ours["expressionsOn"] if ours else []) ^ set(theirs["expressionsOn"] if theirs else [])
+        for name in names:
+            differing[name] = differing.get(name, 0) + 1
+        if names:
+            differing["any"] = differing.get("any", 0) + 1
+    return bool(before & after), differing, compared
+
+
 def spread(values, digits):
     values = [v for v in values if v is not None]
     if not values:
@@ -123,6 +152,26 @@ def main():
             print(f"| {clip} | {label} | {len(dlib)}, {found} | {delays} | {spread([r[1] for r in rows], 0)} | {spread([r[2] for r in rows], 0)} "
                   f"| {spread([sum(r[3]) / len(r[3]) if r[3] else None for r in rows], 2)} | {spread([max(r[3], default=None) for r in rows], 1)} "
                   f"| {spread([sum(e > WRONG for e in r[3]) for r in rows], 0)} | {spread([r[4] for r in rows], 2)} |")
+
+    switched = [clip for clip in clips if os.path.exists(f"{sys.argv[2]}/{clip}.switch")] if len(sys.argv) > 2 else []
+    if switched:
+        print()
+        print("| clip | build | the first person's track goes on to the second (runs) | frames whose expressions differ from the second clip alone, "
+              "each run: all (by expression) |")
+        print("|---" * 4 + "|")
+    for clip in switched:
+        alone, start, end = open(f"{sys.argv[2]}/{clip}.switch").read().split()
+        for label in labels:
+            rows = []
+            for path in sorted(glob.glob(f"{results}/{label}.{clip}.*.jsonl")):
+                alone_path = f"{results}/{label}.{alone}.{path.split('.')[-2]}.jsonl"
+                if os.path.exists(alone_path):
+                    rows.append(switch_row(load_lines(path), load_lines(alone_path), int(start), int(end)))
+            if not rows:
+                continue
+            differ = "; ".join(f"{r[1].get('any', 0)} of {r[2]}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(r[1].items()) if k != "any") + ")"
+                               if len(r[1]) > 1 else "") for r in rows)
+            print(f"| {clip} | {label} | {sum(r[0] for r in rows)} of {len(rows)} | {differ} |")
 
     tagged = [clip for clip in clips if os.path.exists(f"{sys.argv[2]}/{clip}.tag")] if len(sys.argv) > 2 else []
     if not tagged:

