@@ -99,8 +99,8 @@ def switch_row(frames, alone, start, end):
     """On a clip where one person's camera switched to another's (CLIP.switch: the second clip alone,
     the frame of this clip its first frame is, the first frame after the transition): whether a face
     shown after the switch keeps an id shown before it (the first person's track going on to the second
-    person), and, from 10 frames after the transition on, the frames where the first shown face's
-    expressions on differ from those of the first shown face of the second clip run alone, by
+    person), and, from 10 frames after the transition on, the frames where the expressions on for the
+    first shown face differ from those on for the first shown face of the second clip run alone, by
     expression (judged against the first person's rest, the second person's eyes and brows read
     otherwise)."""
     def first_shown(frame):

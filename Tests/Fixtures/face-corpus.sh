@@ -33,7 +33,7 @@ folder=corpus
 complete="pgm png 21 photos"
 case "${2:-}" in
   --held-out) folder=heldout; complete="pgm png 3 photos" ;;
-  --clips) folder=clips; complete="32 clips, blink labels, switches" ;;
+  --clips) folder=clips; complete="34 clips, blink labels, switches" ;;
 esac
 mkdir -p "$out/$folder"
 cd "$out/$folder"
@@ -110,8 +110,9 @@ if [ "$folder" = clips ]; then
   done
   # One person's camera switched to another's, as a stream switches scenes: 4 s of the first clip, then
   # the second from its first frame, cut, faded over 300 ms and over 1 s, and wiped in from the right
-  # over 1 s; both at 640x480, cropped to fill it. Beside each, its second clip alone from the same
-  # frame (SECOND_alone.mp4) and CLIP.switch: that clip's name, the frame of CLIP its first frame is, and the first frame after the transition.
+  # over 1 s; both at 640x480, cropped to fill it. Beside them, each second clip alone from the same
+  # frame (SECOND_alone.mp4), and per clip CLIP.switch: that clip's name, the frame of CLIP its first
+  # frame is, and the first frame after the transition.
   fill="scale=640:480:force_original_aspect_ratio=increase,crop=640:480,fps=30,setsar=1,format=yuv420p"
   for pair in talking_face:vitallens_home psychopy_intro:vitallens_mall; do
     first=${pair%:*} second=${pair#*:}
